@@ -1,0 +1,41 @@
+"""Games as pure JAX array functions. `make(name, **kwargs)` builds one.
+
+>>> env = make("breakthrough", rows=6, cols=6)
+>>> state = env.init(jax.random.key(0))
+>>> state = env.step(state, env.move_to_action(state, "a2a3"))
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from azjax.games.base import Game, step_autoreset, uniform_legal_action
+
+# name -> (module, class). Modules are imported on first use.
+_REGISTRY = {
+    "breakthrough": ("azjax.games.breakthrough", "Breakthrough"),
+    "checkers": ("azjax.games.checkers", "Checkers"),
+    "connect_four": ("azjax.games.connect_four", "ConnectFour"),
+    "tic_tac_toe": ("azjax.games.tic_tac_toe", "TicTacToe"),
+}
+
+GAMES = tuple(_REGISTRY)
+
+
+def make(name: str, **kwargs) -> Game:
+  """Returns the game `name` (one of `GAMES`) built with keyword options `kwargs`.
+
+  Raises:
+    ValueError: for an unknown name or an option the game does not take.
+  """
+  if name not in _REGISTRY:
+    raise ValueError(f"unknown game {name!r}; available: {', '.join(GAMES)}")
+  module_name, class_name = _REGISTRY[name]
+  cls = getattr(importlib.import_module(module_name), class_name)
+  try:
+    return cls(**kwargs)
+  except TypeError as err:
+    raise ValueError(f"{name}: bad option: {err}") from None
+
+
+__all__ = ["Game", "GAMES", "make", "step_autoreset", "uniform_legal_action"]

@@ -1,0 +1,115 @@
+"""Tic-tac-toe on a 3x3 board. Player 0 (X) moves first; a full board without a line is a draw.
+
+Squares are numbered row-major from the bottom-left, as seen by player 0:
+
+    3 | 6 7 8      c3 is square 8
+    2 | 3 4 5
+    1 | 0 1 2
+        a b c
+
+The board is stored from the mover's side (+1 the mover's marks, -1 the opponent's) and negated
+after every move; there is no forward direction, so squares are the same in both frames and the
+action is the square (`K = 1`).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from azjax.games import base
+
+ROWS = COLS = 3
+NUM_SQUARES = ROWS * COLS
+# The eight lines, as square indices.
+LINES = np.array(
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8],  # rows
+     [0, 3, 6], [1, 4, 7], [2, 5, 8],  # columns
+     [0, 4, 8], [2, 4, 6]],  # diagonals
+    dtype=np.int32)
+
+
+@struct.dataclass
+class State:
+  current_player: jax.Array  # [] int32
+  legal_action_mask: jax.Array  # [9] bool
+  terminated: jax.Array  # [] bool
+  rewards: jax.Array  # [2] float32
+  step_count: jax.Array  # [] int32
+  last_move: jax.Array  # [2] int32 (from, to); from is always -1
+  board: jax.Array  # [9] int8: +1 the mover's marks, -1 the opponent's, 0 empty
+
+  @property
+  def observation(self) -> jax.Array:
+    """`[3, 3, 2]` float32: planes (mover's marks, opponent's marks)."""
+    board = self.board.reshape(ROWS, COLS)
+    return jnp.stack([board == 1, board == -1], axis=-1).astype(jnp.float32)
+
+
+class TicTacToe(base.Game):
+  name = "tic_tac_toe"
+  rows = ROWS
+  cols = COLS
+  num_actions = NUM_SQUARES
+  action_planes = 1
+  observation_shape = (ROWS, COLS, 2)
+  max_game_length = NUM_SQUARES
+  piece_symbols = {0: ".", 1: "X", 2: "O"}
+
+  def init(self, key: jax.Array) -> State:
+    del key  # The start position is fixed.
+    return State(
+        current_player=jnp.int32(0),
+        legal_action_mask=jnp.ones(NUM_SQUARES, dtype=jnp.bool_),
+        terminated=jnp.bool_(False),
+        rewards=jnp.zeros(2, dtype=jnp.float32),
+        step_count=jnp.int32(0),
+        last_move=jnp.full(2, -1, dtype=jnp.int32),
+        board=jnp.zeros(NUM_SQUARES, dtype=jnp.int8),
+    )
+
+  def step(self, state: State, action: jax.Array) -> State:
+    action = jnp.asarray(action, dtype=jnp.int32)
+    legal = state.legal_action_mask[action]
+    one_hot = jnp.arange(NUM_SQUARES) == action
+    board = jnp.where(one_hot, jnp.int8(1), state.board)
+    won = jnp.any(jnp.all(board[LINES] == 1, axis=1))
+    full = jnp.all(board != 0)
+    terminated = won | full | ~legal
+    # The mover's reward: +1 for a line, -1 for an illegal action, 0 for a draw.
+    mover_reward = jnp.where(legal, jnp.where(won, 1.0, 0.0), -1.0)
+    rewards = base.zero_sum_rewards(state.current_player, mover_reward)
+    board = jnp.where(legal, board, state.board)  # An illegal action leaves the board alone.
+    next_state = State(
+        current_player=1 - state.current_player,
+        legal_action_mask=(board == 0) & ~terminated,
+        terminated=terminated,
+        rewards=rewards,
+        step_count=state.step_count + 1,
+        last_move=jnp.stack([jnp.int32(-1), action]),
+        board=-board,  # The next mover's side.
+    )
+    # Stepping a finished game is a no-op apart from zeroing the rewards.
+    done = state.replace(rewards=jnp.zeros(2, jnp.float32))
+    return base.tree_select(state.terminated, done, next_state)
+
+  # -- Python side ---------------------------------------------------------------------------------
+  def board_array(self, state: State) -> np.ndarray:
+    """`[3, 3]` int: 0 empty, 1 X (player 0), 2 O (player 1); row 0 = rank 1."""
+    board = np.asarray(state.board, dtype=np.int64).reshape(ROWS, COLS)
+    if int(state.current_player) == 1:
+      board = -board  # Back to player 0's side.
+    return np.select([board == 1, board == -1], [1, 2], 0)
+
+  def action_to_move(self, state: State, action: int) -> str:
+    if not 0 <= int(action) < NUM_SQUARES:
+      raise ValueError(f"tic_tac_toe: action {action} is out of range [0, {NUM_SQUARES})")
+    return base.square_name(int(action), COLS)
+
+  def _parse_move(self, state: State, move: str) -> int:
+    squares = base.parse_squares(move, ROWS, COLS, self.name)
+    if len(squares) != 1:
+      raise ValueError(f"tic_tac_toe: malformed move {move!r}: name one square, like 'b2'")
+    return squares[0]

@@ -43,8 +43,8 @@ class State:
 
   @property
   def observation(self) -> jax.Array:
-    """`[3, 3, 2]` float32: planes (mover's marks, opponent's marks)."""
-    board = self.board.reshape(ROWS, COLS)
+    """`[..., 3, 3, 2]` float32: planes (mover's marks, opponent's marks); works batched."""
+    board = self.board.reshape(self.board.shape[:-1] + (ROWS, COLS))
     return jnp.stack([board == 1, board == -1], axis=-1).astype(jnp.float32)
 
 
@@ -72,8 +72,10 @@ class TicTacToe(base.Game):
 
   def step(self, state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, dtype=jnp.int32)
-    legal = state.legal_action_mask[action]
     one_hot = jnp.arange(NUM_SQUARES) == action
+    # An action outside [0, 9) matches no square, so it is illegal too. (Indexing the mask with
+    # it would clamp or wrap it onto a real square and let the mover pass.)
+    legal = jnp.any(one_hot & state.legal_action_mask)
     board = jnp.where(one_hot, jnp.int8(1), state.board)
     won = jnp.any(jnp.all(board[LINES] == 1, axis=1))
     full = jnp.all(board != 0)
@@ -88,7 +90,7 @@ class TicTacToe(base.Game):
         terminated=terminated,
         rewards=rewards,
         step_count=state.step_count + 1,
-        last_move=jnp.stack([jnp.int32(-1), action]),
+        last_move=jnp.stack([jnp.int32(-1), jnp.where(legal, action, -1)]),  # -1: no mark placed
         board=-board,  # The next mover's side.
     )
     # Stepping a finished game is a no-op apart from zeroing the rewards.

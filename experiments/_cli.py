@@ -1,0 +1,62 @@
+"""Shared command line of the training entry points (`python -m experiments.<game>`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from azjax import config as config_lib
+
+
+def build_config(game: str, preset: str, overrides: list[str], minutes: float | None,
+                 iterations: int | None) -> config_lib.Config:
+  """The preset with overrides applied and validated (raises ValueError naming the key)."""
+  config = config_lib.preset(preset, game=game)
+  if config.game != game:
+    raise ValueError(f"--preset {preset} is for {config.game}, not {game}")
+  config = config_lib.override(config, config_lib.parse_overrides(overrides))
+  if minutes is not None:
+    config = dataclasses.replace(config, minutes=minutes)
+  if iterations is not None:
+    config = dataclasses.replace(config, iterations=iterations)
+  return config.validate()
+
+
+def main(game: str, argv: list[str] | None = None) -> None:
+  parser = argparse.ArgumentParser(
+      prog=f"python -m experiments.{game}",
+      description=f"Train an AlphaZero agent for {game} by self-play.")
+  parser.add_argument("--preset", default="auto",
+                      help="auto (a GPU preset with an accelerator, else a CPU one) or one of: "
+                      + ", ".join(config_lib.PRESETS))
+  parser.add_argument("--set", dest="overrides", action="append", default=[],
+                      metavar="KEY=VALUE", help="override a config field (repeatable)")
+  parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget")
+  parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
+  parser.add_argument("--run-dir", default=None,
+                      help="where metrics, plots and checkpoints go (default results/<preset>)")
+  parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+  parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+  parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
+  parser.add_argument("--print-config", action="store_true", help="print the config and exit")
+  args = parser.parse_args(argv)
+  try:
+    config = build_config(game, args.preset, args.overrides, args.minutes, args.iterations)
+  except ValueError as err:
+    parser.exit(2, f"error: {err}\n")
+  if args.print_config:
+    print(config.to_json())
+    return
+  preset_name = config_lib.resolve_preset_name(args.preset, game)
+  run_dir = Path(args.run_dir or Path("results") / preset_name)
+  print(f"azjax: {game}, preset {preset_name}, run directory {run_dir}")
+  from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
+  try:
+    summary = train_and_evaluate(config, run_dir, resume=args.resume,
+                                 progress=not args.no_progress, tensorboard=args.tensorboard)
+  except (ValueError, NaNLossError) as err:
+    print(f"error: {err}", file=sys.stderr)
+    sys.exit(1)
+  print("\n" + str(summary))

@@ -1,0 +1,6 @@
+"""Train an AlphaZero agent for breakthrough: `python -m experiments.breakthrough [--preset auto] [--set k=v]`."""
+
+from experiments._cli import main
+
+if __name__ == "__main__":
+  main("breakthrough")

@@ -1,0 +1,6 @@
+"""Train an AlphaZero agent for checkers: `python -m experiments.checkers [--preset auto] [--set k=v]`."""
+
+from experiments._cli import main
+
+if __name__ == "__main__":
+  main("checkers")

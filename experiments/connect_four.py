@@ -1,0 +1,6 @@
+"""Train an AlphaZero agent for connect_four: `python -m experiments.connect_four [--preset auto] [--set k=v]`."""
+
+from experiments._cli import main
+
+if __name__ == "__main__":
+  main("connect_four")

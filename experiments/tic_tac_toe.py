@@ -1,0 +1,6 @@
+"""Train an AlphaZero agent for tic_tac_toe: `python -m experiments.tic_tac_toe [--preset auto] [--set k=v]`."""
+
+from experiments._cli import main
+
+if __name__ == "__main__":
+  main("tic_tac_toe")

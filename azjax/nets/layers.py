@@ -1,0 +1,139 @@
+"""Layers shared by the networks: dtype-aware conv/dense/norm factories, squeeze-and-excitation,
+the policy head and the value head.
+
+Mixed precision: every layer computes in `dtype` (float32 or bfloat16) and keeps float32
+parameters. The two output layers (policy logits, value unit) compute in float32: they are
+tiny, and bfloat16's 8-bit mantissa would round logits to about 2 significant digits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from azjax.nets.base import Array
+
+Dtype = Any
+
+# Running averages move fast enough to track a network that changes every SGD step.
+BN_MOMENTUM = 0.9
+BN_EPSILON = 1e-5
+
+
+def conv(features: int, kernel: int, dtype: Dtype, *, use_bias: bool, name: str) -> nn.Conv:
+  """A `kernel x kernel` SAME-padded conv computing in `dtype` with float32 parameters."""
+  return nn.Conv(features, (kernel, kernel), padding="SAME", use_bias=use_bias, dtype=dtype,
+                 param_dtype=jnp.float32, name=name)
+
+
+def dense(features: int, dtype: Dtype, *, name: str) -> nn.Dense:
+  return nn.Dense(features, dtype=dtype, param_dtype=jnp.float32, name=name)
+
+
+def batch_norm(train: bool, dtype: Dtype, *, name: str) -> nn.BatchNorm:
+  """BatchNorm over all axes but the last; batch statistics (and running-average updates, in
+  the mutable "batch_stats" collection) when `train`, running averages otherwise."""
+  return nn.BatchNorm(use_running_average=not train, momentum=BN_MOMENTUM, epsilon=BN_EPSILON,
+                      dtype=dtype, param_dtype=jnp.float32, name=name)
+
+
+class SqueezeExcite(nn.Module):
+  """Squeeze-and-excitation (Hu et al. 2018), the plain multiplicative variant.
+
+  `x * sigmoid(W2 relu(W1 mean_hw(x)))`: a per-channel gate in (0, 1) computed from the board's
+  global average, which lets a block weigh its channels by whole-board context. (The Leela /
+  KataGo variant that also adds a per-channel bias is not used.)
+  """
+
+  ratio: int
+  dtype: Dtype = jnp.float32
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:  # [B, R, C, F] -> [B, R, C, F]
+    features = x.shape[-1]
+    squeezed = jnp.mean(x.astype(jnp.float32), axis=(1, 2))  # [B, F]
+    gate = nn.relu(dense(max(1, features // self.ratio), self.dtype, name="squeeze")(squeezed))
+    gate = nn.sigmoid(dense(features, self.dtype, name="excite")(gate))  # [B, F]
+    return x * gate[:, None, None, :].astype(x.dtype)
+
+
+class PolicyHead(nn.Module):
+  """Policy head on a `[B, R, C, F]` trunk. Returns `(logits [B, A] float32, trunk)`.
+
+  kind "dense" (the thesis): 1x1 conv to 2 planes, [BN], ReLU -> `trunk [B, R, C, 2]`; flatten;
+  dense to `A`.
+  kind "conv" (fully convolutional, same parameters on every board size): 1x1 conv to
+  `conv_planes` planes, [BN], ReLU -> `trunk [B, R, C, conv_planes]`; a 1x1 conv to `K` planes
+  read square-major (`action = square * K + k`) when `A == R * C * K`, or, when `A == C` (the
+  action is a column, as in Connect Four), one plane averaged over each column.
+  """
+
+  num_actions: int
+  kind: str = "dense"
+  conv_planes: int = 64
+  use_bn: bool = True
+  dtype: Dtype = jnp.float32
+
+  @nn.compact
+  def __call__(self, x: Array, *, train: bool) -> tuple[Array, Array]:
+    batch, rows, cols, _ = x.shape
+    planes = 2 if self.kind == "dense" else self.conv_planes
+    h = conv(planes, 1, self.dtype, use_bias=not self.use_bn, name="conv")(x)
+    if self.use_bn:
+      h = batch_norm(train, self.dtype, name="bn")(h)
+    trunk = nn.relu(h)
+    if self.kind == "dense":
+      logits = nn.Dense(self.num_actions, dtype=jnp.float32, param_dtype=jnp.float32,
+                        name="logits")(trunk.reshape(batch, -1))
+      return logits, trunk
+    squares = rows * cols
+    out = lambda k: nn.Conv(k, (1, 1), dtype=jnp.float32, param_dtype=jnp.float32,
+                            name="logits")(trunk)
+    if self.num_actions % squares == 0:
+      # [B, R, C, K] flattens row-major to index (row * C + col) * K + k = square * K + k.
+      logits = out(self.num_actions // squares).reshape(batch, self.num_actions)
+    elif self.num_actions == cols:
+      logits = jnp.mean(out(1)[..., 0], axis=1)  # [B, C]
+    else:
+      raise ValueError(
+          f"policy_head 'conv': num_actions={self.num_actions} is neither a multiple of the "
+          f"{rows}x{cols} board's {squares} squares nor its {cols} columns; use 'dense'")
+    return logits, trunk
+
+
+class ValueHead(nn.Module):
+  """Value head. Returns `(value [B] float32 in [-1, 1], trunk [B, hidden])`.
+
+  On a `[B, R, C, F]` trunk: 1x1 conv to 1 plane, [BN], ReLU, flatten (the thesis), or, with
+  `pool`, a global average over the board (fully convolutional). On a `[B, F]` trunk (MLP) the
+  input is used as is. Then dense(`hidden`), ReLU -> `trunk`; dense(1); tanh.
+  """
+
+  hidden: int = 64
+  pool: bool = False
+  use_bn: bool = True
+  dtype: Dtype = jnp.float32
+
+  @nn.compact
+  def __call__(self, x: Array, *, train: bool) -> tuple[Array, Array]:
+    batch = x.shape[0]
+    if x.ndim == 4 and self.pool:
+      x = jnp.mean(x.astype(jnp.float32), axis=(1, 2))  # [B, F]
+    elif x.ndim == 4:
+      h = conv(1, 1, self.dtype, use_bias=not self.use_bn, name="conv")(x)
+      if self.use_bn:
+        h = batch_norm(train, self.dtype, name="bn")(h)
+      x = nn.relu(h).reshape(batch, -1)  # [B, R * C]
+    trunk = nn.relu(dense(self.hidden, self.dtype, name="hidden")(x))
+    out = nn.Dense(1, dtype=jnp.float32, param_dtype=jnp.float32, name="out")(trunk)
+    return jnp.tanh(out[:, 0]), trunk
+
+
+def sow(module: nn.Module, name: str, x: Array) -> None:
+  """Stores `x` as float32 under `name` in the "intermediates" collection (overwriting, so the
+  entry is the array itself, not flax's default tuple). A no-op unless the collection is
+  mutable, and free under `jit` then."""
+  module.sow("intermediates", name, x.astype(jnp.float32),
+             init_fn=lambda: None, reduce_fn=lambda _, new: new)

@@ -1,0 +1,89 @@
+"""The thesis' residual network, with optional squeeze-and-excitation in every block.
+
+    obs [B, R, C, P]
+    stem:     3x3 conv(channels), BN, ReLU                      -> sown "stem"
+    block_i:  3x3 conv, BN, ReLU, 3x3 conv, BN, [SE], + skip, ReLU  -> sown "block_i"
+    policy:   see `layers.PolicyHead` ("dense" or "conv")      -> sown "policy_trunk"
+    value:    1x1 conv(1), BN, ReLU, flatten, dense(value_hidden), ReLU, dense(1), tanh
+              (global average pool instead of the 1x1 conv with the "conv" policy head)
+                                                                -> sown "value_trunk"
+
+Parameter names: `stem_conv`, `stem_bn`, `res_block_{i}/{conv_0,bn_0,conv_1,bn_1,se}`,
+`policy_head/{conv,bn,logits}`, `value_head/{conv,bn,hidden,out}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from azjax.nets import layers
+from azjax.nets.base import Array, NetConfig, activation_names
+
+
+class ResidualBlock(nn.Module):
+  """Two 3x3 conv-BN layers with an identity skip: `relu(x + bn(conv(relu(bn(conv(x))))))`,
+  with squeeze-and-excitation on the residual branch when `se_ratio` is set."""
+
+  channels: int
+  se_ratio: Optional[int] = None
+  dtype: Any = jnp.float32
+
+  @nn.compact
+  def __call__(self, x: Array, *, train: bool) -> Array:  # [B, R, C, F] -> same
+    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_0")(x)
+    y = nn.relu(layers.batch_norm(train, self.dtype, name="bn_0")(y))
+    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_1")(y)
+    y = layers.batch_norm(train, self.dtype, name="bn_1")(y)
+    if self.se_ratio is not None:
+      y = layers.SqueezeExcite(self.se_ratio, self.dtype, name="se")(y)
+    return nn.relu(x + y)
+
+
+class ResNet(nn.Module):
+  """AlphaZero-style residual network; `se_ratio=None` is the plain ResNet.
+
+  `__call__(obs [B, R, C, P], *, train) -> (logits [B, A] float32, value [B] float32)`.
+  """
+
+  num_actions: int
+  channels: int = 64
+  blocks: int = 5
+  se_ratio: Optional[int] = None
+  value_hidden: int = 64
+  policy_head: str = "dense"
+  dtype: Any = jnp.float32
+
+  @nn.compact
+  def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
+    x = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="stem_conv")(obs)
+    x = nn.relu(layers.batch_norm(train, self.dtype, name="stem_bn")(x))
+    layers.sow(self, "stem", x)
+    for i in range(self.blocks):
+      x = ResidualBlock(self.channels, self.se_ratio, self.dtype, name=f"res_block_{i}")(
+          x, train=train)
+      layers.sow(self, f"block_{i}", x)
+    logits, policy_trunk = layers.PolicyHead(
+        self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=True,
+        dtype=self.dtype, name="policy_head")(x, train=train)
+    layers.sow(self, "policy_trunk", policy_trunk)
+    value, value_trunk = layers.ValueHead(
+        self.value_hidden, pool=self.policy_head == "conv", use_bn=True, dtype=self.dtype,
+        name="value_head")(x, train=train)
+    layers.sow(self, "value_trunk", value_trunk)
+    return logits.astype(jnp.float32), value.astype(jnp.float32)
+
+
+def layer_names(config: NetConfig) -> list[str]:
+  """Names of the sown activations, in forward order."""
+  return activation_names(config)
+
+
+def from_config(config: NetConfig, num_actions: int) -> ResNet:
+  return ResNet(
+      num_actions=num_actions, channels=config.channels, blocks=config.blocks,
+      se_ratio=config.se_ratio if config.kind == "se_resnet" else None,
+      value_hidden=config.value_hidden, policy_head=config.policy_head,
+      dtype=config.compute_dtype)

@@ -378,3 +378,71 @@ __all__ = [
     "make_random", "most_visited_action", "random_policy", "register",
     "ucb1_scores", "uct_search",
 ]
+
+
+# -- Network agents --------------------------------------------------------------------------------
+
+
+@register("policy")
+def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "policy") -> Agent:
+  """The network's raw policy: the most probable legal action, one forward pass, no search.
+
+  This is the thesis' "compete" step. `model` is a Flax module from `azjax.nets.make` and
+  `variables` its variables.
+  """
+  from azjax.nets import mask_logits
+
+  def policy(states: State, key: PRNGKey) -> Array:
+    del key
+    logits, _ = model.apply(variables, states.observation, train=False)
+    return jnp.argmax(mask_logits(logits, states.legal_action_mask), axis=-1).astype(jnp.int32)
+
+  return Agent(name=name, policy=policy)
+
+
+@register("az")
+def make_alphazero(env: base.Game, *, model: Any, variables: Any, simulations: int = 64,
+                   algorithm: str = "gumbel", name: str | None = None, **search_kwargs) -> Agent:
+  """The network with search (Gumbel MuZero or PUCT), noiseless: an evaluation player.
+
+  Extra keyword arguments go to `azjax.search.SearchConfig` (e.g. `pb_c_init`).
+  """
+  from azjax.search import SearchConfig, search
+
+  defaults = dict(gumbel_scale=0.0, dirichlet_fraction=0.0, temperature_moves=0)
+  defaults.update(search_kwargs)
+  config = SearchConfig(algorithm=algorithm, simulations=simulations, **defaults)
+  config.validate()
+
+  def eval_fn(v, observation):
+    return model.apply(v, observation, train=False)
+
+  def policy(states: State, key: PRNGKey) -> Array:
+    return search(env, eval_fn, config, variables, states, key).action
+
+  return Agent(name=name or f"az-{algorithm}{simulations}", policy=policy)
+
+
+def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
+         raw_policy: bool = False) -> tuple[base.Game, Agent]:
+  """The game and the trained agent of a run directory (see `azjax.checkpoint`).
+
+  Args:
+    run_dir: a directory written by training (config.json plus model/ or checkpoints/).
+    simulations: search simulations per move.
+    algorithm: "gumbel" or "puct"; default: the run's own search.
+    raw_policy: play the network's raw policy instead (no search).
+  """
+  from azjax import checkpoint, games, nets
+
+  config = checkpoint.read_config(run_dir)
+  env = games.make(config.game, **config.game_kwargs())
+  model = nets.make(config.net_config(), env.num_actions)
+  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
+  variables = checkpoint.load_model(run_dir, abstract)
+  label = f"{config.game}:{run_dir}".rstrip("/")
+  if raw_policy:
+    return env, make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
+  algorithm = algorithm or config.search
+  return env, make_alphazero(env, model=model, variables=variables, simulations=simulations,
+                             algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")

@@ -1,0 +1,121 @@
+"""Checkpoints with orbax, and export of parameters to `.npz`.
+
+A run directory holds:
+
+    config.json            the run's `Config` (enough to rebuild every static part)
+    checkpoints/<step>/    orbax: item "state" (the whole `TrainState`: parameters, optimizer,
+                           replay buffer, games in progress, RNG key, counters), item "model"
+                           (parameters and BatchNorm statistics only) and item "meta" (JSON)
+    model/                 orbax: the final "model" item alone (small; what `agents.load` reads)
+
+Stopping and resuming from `checkpoints/` continues the very same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+
+from azjax.config import Config
+
+CONFIG_FILE = "config.json"
+
+
+def write_config(run_dir: str | os.PathLike, config: Config) -> None:
+  path = Path(run_dir)
+  path.mkdir(parents=True, exist_ok=True)
+  (path / CONFIG_FILE).write_text(config.to_json() + "\n")
+
+
+def read_config(run_dir: str | os.PathLike) -> Config:
+  path = Path(run_dir) / CONFIG_FILE
+  if not path.exists():
+    raise FileNotFoundError(f"{run_dir}: no {CONFIG_FILE}; is this an azjax run directory?")
+  return Config.from_dict(json.loads(path.read_text()))
+
+
+def manager(run_dir: str | os.PathLike, max_to_keep: int | None = 3) -> ocp.CheckpointManager:
+  """The orbax manager of `run_dir/checkpoints` (keeps the last `max_to_keep`)."""
+  directory = Path(run_dir).absolute() / "checkpoints"
+  options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True)
+  return ocp.CheckpointManager(directory, options=options,
+                               item_names=("state", "model", "meta"))
+
+
+def model_variables(state: Any) -> dict:
+  """`{"params": ...}` plus `{"batch_stats": ...}` for networks with BatchNorm."""
+  variables = {"params": state.params}
+  if state.batch_stats:
+    variables["batch_stats"] = state.batch_stats
+  return variables
+
+
+def save(mngr: ocp.CheckpointManager, step: int, state: Any, meta: dict | None = None) -> None:
+  """Saves the whole training state at `step` and waits until it is on disk."""
+  mngr.save(step, args=ocp.args.Composite(
+      state=ocp.args.StandardSave(state),
+      model=ocp.args.StandardSave(model_variables(state)),
+      meta=ocp.args.JsonSave(meta or {})))
+  mngr.wait_until_finished()
+
+
+def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None = None):
+  """Restores `(state, meta)` at `step` (default: the latest) into the structure given.
+
+  Args:
+    abstract_state: a TrainState of the same config (e.g. a fresh one); only its structure,
+      shapes and dtypes are used.
+  """
+  step = mngr.latest_step() if step is None else step
+  if step is None:
+    raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
+  target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+  restored = mngr.restore(step, args=ocp.args.Composite(
+      state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
+  return restored.state, restored.meta
+
+
+def save_model(run_dir: str | os.PathLike, variables: dict) -> Path:
+  """Writes the model item alone to `run_dir/model` (replacing an older one)."""
+  path = Path(run_dir).absolute() / "model"
+  checkpointer = ocp.StandardCheckpointer()
+  checkpointer.save(path, variables, force=True)
+  checkpointer.wait_until_finished()
+  return path
+
+
+def load_model(run_dir: str | os.PathLike, abstract_variables: dict) -> dict:
+  """Reads `run_dir/model`, or else the model item of the latest checkpoint."""
+  target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
+  path = Path(run_dir).absolute() / "model"
+  if path.exists():
+    return ocp.StandardCheckpointer().restore(path, target)
+  mngr = manager(run_dir, max_to_keep=None)
+  step = mngr.latest_step()
+  if step is None:
+    raise FileNotFoundError(f"{run_dir}: neither model/ nor checkpoints/ holds a network")
+  return mngr.restore(step, args=ocp.args.Composite(
+      model=ocp.args.StandardRestore(target))).model
+
+
+def flat_names(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+  """Flattens a nested dict of arrays to `{"params/block_0/Conv_0/kernel": array}`."""
+  out = {}
+  for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+    name = "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
+    out[prefix + name] = np.asarray(leaf)
+  return out
+
+
+def export_npz(variables: dict, path: str | os.PathLike) -> Path:
+  """Writes parameters (and BatchNorm statistics) as a flat-named `.npz` (loadable by numpy)."""
+  path = Path(path)
+  path.parent.mkdir(parents=True, exist_ok=True)
+  np.savez(path, **flat_names(variables))
+  return path

@@ -1,0 +1,268 @@
+"""Run configuration: one flat frozen dataclass, named presets, and `key=value` overrides.
+
+A flat config keeps overrides short (`--set learning_rate=3e-4`) and lets a sweep name any
+field. Everything is checked by `Config.validate()` before anything compiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Iterable
+
+import jax
+
+from azjax.nets import NetConfig
+from azjax.search import SearchConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+  """Everything a training run depends on. Defaults are a tiny tic-tac-toe run."""
+
+  # Game.
+  game: str = "tic_tac_toe"
+  rows: int = 0  # Breakthrough board size; 0 keeps the game's default.
+  cols: int = 0
+  observation: str = "mover"  # Breakthrough: "mover" or "thesis".
+  # Network (see azjax.nets.NetConfig).
+  net: str = "resnet"  # resnet | se_resnet | mlp | cnn
+  channels: int = 32
+  blocks: int = 2
+  hidden: int = 64
+  value_hidden: int = 32
+  policy_head: str = "dense"
+  compute_dtype: str = "float32"  # or "bfloat16" (parameters stay float32)
+  # Search (see azjax.search.SearchConfig).
+  search: str = "gumbel"  # gumbel | puct
+  simulations: int = 16
+  max_num_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  dirichlet_alpha: float = 0.3
+  dirichlet_fraction: float = 0.25
+  pb_c_init: float = 1.25
+  temperature: float = 1.0
+  temperature_moves: int = 0
+  # Self-play: `selfplay_batch` games step together, `selfplay_steps` moves per iteration.
+  selfplay_batch: int = 64
+  selfplay_steps: int = 16
+  # Replay buffer (positions); a multiple of selfplay_batch.
+  buffer_size: int = 8192
+  min_buffer: int = 256  # positions with known outcomes before SGD starts
+  # Training.
+  train_batch: int = 128
+  sgd_steps: int = 8  # SGD steps per iteration
+  optimizer: str = "adamw"  # adamw | adam | sgd
+  learning_rate: float = 1e-3
+  lr_schedule: str = "constant"  # constant | cosine (over `iterations`)
+  warmup_steps: int = 0
+  momentum: float = 0.9  # sgd only
+  weight_decay: float = 1e-4  # decoupled (adamw) or L2 in the loss (adam, sgd)
+  value_weight: float = 1.0
+  max_grad_norm: float = 1.0  # 0 disables clipping
+  # Outer loop.
+  iterations: int = 100  # upper bound; `minutes` may end the run earlier
+  minutes: float = 0.0  # wall-clock budget for training; 0 = no limit
+  eval_every: int = 10  # iterations between evaluations; 0 = only at the end
+  eval_games: int = 64  # games per opponent (half with each colour)
+  eval_simulations: int = 16  # the trained agent's search during evaluation
+  eval_mcts_simulations: int = 64  # the rollout-MCTS opponent's simulations
+  checkpoint_every: int = 10  # iterations between checkpoints (also at the end and on Ctrl-C)
+  seed: int = 0
+
+  # -- Derived configs -----------------------------------------------------------------------------
+  def game_kwargs(self) -> dict[str, Any]:
+    if self.game != "breakthrough":
+      return {}
+    kwargs: dict[str, Any] = {"observation": self.observation}
+    if self.rows:
+      kwargs["rows"] = self.rows
+    if self.cols:
+      kwargs["cols"] = self.cols
+    return kwargs
+
+  def net_config(self) -> NetConfig:
+    return NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
+                     hidden=self.hidden, value_hidden=self.value_hidden,
+                     policy_head=self.policy_head, dtype=self.compute_dtype)
+
+  def search_config(self, *, evaluation: bool = False) -> SearchConfig:
+    """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`."""
+    if evaluation:
+      return SearchConfig(algorithm=self.search, simulations=self.eval_simulations,
+                          max_num_considered_actions=self.max_num_considered_actions,
+                          gumbel_scale=0.0, dirichlet_fraction=0.0, pb_c_init=self.pb_c_init,
+                          temperature_moves=0)
+    return SearchConfig(algorithm=self.search, simulations=self.simulations,
+                        max_num_considered_actions=self.max_num_considered_actions,
+                        gumbel_scale=self.gumbel_scale, dirichlet_alpha=self.dirichlet_alpha,
+                        dirichlet_fraction=self.dirichlet_fraction, pb_c_init=self.pb_c_init,
+                        temperature=self.temperature, temperature_moves=self.temperature_moves)
+
+  # -- Checks ----------------------------------------------------------------------------------------
+  def validate(self, num_devices: int = 1) -> "Config":
+    """Raises ValueError naming the first impossible value; returns self."""
+    from azjax import games  # Local import: games import nothing from here.
+
+    def need(cond: bool, key: str, why: str) -> None:
+      if not cond:
+        raise ValueError(f"config {key}={getattr(self, key)!r}: {why}")
+
+    need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
+    need(self.rows >= 0 and self.cols >= 0, "rows", "board size must be >= 0 (0 = default)")
+    need(self.observation in ("mover", "thesis"), "observation", "use 'mover' or 'thesis'")
+    need(self.observation == "mover" or self.game == "breakthrough", "observation",
+         "the thesis encoding exists for breakthrough only")
+    for key in ("simulations", "selfplay_batch", "selfplay_steps", "buffer_size", "train_batch",
+                "iterations", "eval_simulations", "eval_mcts_simulations", "channels", "blocks",
+                "hidden", "value_hidden"):
+      need(getattr(self, key) >= 1, key, "must be >= 1")
+    for key in ("sgd_steps", "min_buffer", "eval_every", "checkpoint_every", "warmup_steps",
+                "temperature_moves", "eval_games"):
+      need(getattr(self, key) >= 0, key, "must be >= 0")
+    need(self.minutes >= 0, "minutes", "must be >= 0")
+    need(self.learning_rate > 0, "learning_rate", "must be > 0")
+    need(self.weight_decay >= 0, "weight_decay", "must be >= 0")
+    need(self.value_weight >= 0, "value_weight", "must be >= 0")
+    need(self.max_grad_norm >= 0, "max_grad_norm", "must be >= 0")
+    need(0 <= self.dirichlet_fraction <= 1, "dirichlet_fraction", "must be in [0, 1]")
+    need(self.optimizer in ("adamw", "adam", "sgd"), "optimizer", "use adamw, adam or sgd")
+    need(self.lr_schedule in ("constant", "cosine"), "lr_schedule", "use constant or cosine")
+    need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each colour)")
+    need(self.buffer_size % self.selfplay_batch == 0, "buffer_size",
+         f"must be a multiple of selfplay_batch={self.selfplay_batch}")
+    need(self.buffer_size >= self.train_batch, "buffer_size",
+         f"must hold at least one training batch (train_batch={self.train_batch})")
+    need(self.min_buffer <= self.buffer_size, "min_buffer", "must be <= buffer_size")
+    need(self.selfplay_batch % num_devices == 0, "selfplay_batch",
+         f"must be divisible by the number of devices ({num_devices})")
+    need(self.train_batch % num_devices == 0, "train_batch",
+         f"must be divisible by the number of devices ({num_devices})")
+    self.net_config().validate()
+    self.search_config().validate()
+    return self
+
+  def to_json(self) -> str:
+    return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+  @classmethod
+  def from_dict(cls, values: dict[str, Any]) -> "Config":
+    return override(cls(), values.items())
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def _parse_value(key: str, raw: Any, default: Any) -> Any:
+  """Converts `raw` (a string from the command line, or a value) to the type of `default`."""
+  kind = type(default)
+  if isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
+    return raw
+  if kind is float and isinstance(raw, int) and not isinstance(raw, bool):
+    return float(raw)
+  if not isinstance(raw, str):
+    raise ValueError(f"config {key}: expected {kind.__name__}, got {raw!r}")
+  try:
+    if kind is bool:
+      if raw.lower() not in ("true", "false", "1", "0"):
+        raise ValueError
+      return raw.lower() in ("true", "1")
+    if kind is int:
+      return int(raw)
+    if kind is float:
+      return float(raw)
+    return raw
+  except ValueError:
+    raise ValueError(f"config {key}: expected {kind.__name__}, got {raw!r}") from None
+
+
+def override(config: Config, items: Iterable[tuple[str, Any]]) -> Config:
+  """Returns `config` with `(key, value)` pairs applied; values may be strings to parse.
+
+  Raises:
+    ValueError: for an unknown key (with the closest names) or a value of the wrong type.
+  """
+  changes = {}
+  for key, raw in items:
+    if key not in _FIELDS:
+      import difflib
+      close = difflib.get_close_matches(key, _FIELDS, n=3)
+      hint = f"; did you mean {', '.join(close)}?" if close else ""
+      raise ValueError(f"config: unknown key {key!r}{hint}")
+    changes[key] = _parse_value(key, raw, getattr(config, key))
+  return dataclasses.replace(config, **changes)
+
+
+def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
+  """Parses `["key=value", ...]` into pairs, with a clear error for a missing `=`."""
+  out = []
+  for pair in pairs:
+    if "=" not in pair:
+      raise ValueError(f"config override {pair!r}: expected key=value")
+    key, value = pair.split("=", 1)
+    out.append((key.strip(), value.strip()))
+  return out
+
+
+# -- Presets -------------------------------------------------------------------------------------
+
+PRESETS: dict[str, Config] = {
+    # A smoke-size run, for tests.
+    "tiny": Config(),
+    "tic_tac_toe": Config(
+        game="tic_tac_toe", net="mlp", hidden=64, blocks=2, simulations=16, selfplay_batch=128,
+        selfplay_steps=9, buffer_size=16384, train_batch=256, sgd_steps=8, iterations=60,
+        eval_every=10, eval_games=100, eval_simulations=16, eval_mcts_simulations=100),
+    "connect_four": Config(
+        game="connect_four", net="resnet", channels=32, blocks=3, simulations=16,
+        selfplay_batch=128, selfplay_steps=16, buffer_size=65536, train_batch=256,
+        sgd_steps=16, iterations=400, eval_every=20, eval_games=64, eval_simulations=32,
+        eval_mcts_simulations=200),
+    # Breakthrough 6x6 on 2 CPU cores within about 15 minutes.
+    "breakthrough_cpu": Config(
+        game="breakthrough", rows=6, cols=6, net="resnet", channels=32, blocks=3,
+        policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
+        buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
+        iterations=10000, minutes=15.0, eval_every=20, eval_games=64, eval_simulations=32,
+        eval_mcts_simulations=200, checkpoint_every=20),
+    # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
+    "breakthrough_gpu": Config(
+        game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,
+        policy_head="conv", compute_dtype="bfloat16", simulations=32, selfplay_batch=1024,
+        selfplay_steps=32, buffer_size=1048576, min_buffer=32768, train_batch=4096,
+        sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=10,
+        eval_games=256, eval_simulations=32, eval_mcts_simulations=1000, checkpoint_every=10),
+    "checkers_cpu": Config(
+        game="checkers", net="resnet", channels=32, blocks=3, policy_head="conv",
+        simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
+        min_buffer=1024, train_batch=256, sgd_steps=16, iterations=10000, minutes=15.0,
+        eval_every=20, eval_games=64, eval_simulations=32, eval_mcts_simulations=100),
+    "checkers_gpu": Config(
+        game="checkers", net="resnet", channels=128, blocks=6, policy_head="conv",
+        compute_dtype="bfloat16", simulations=32, selfplay_batch=1024, selfplay_steps=32,
+        buffer_size=1048576, min_buffer=32768, train_batch=4096, sgd_steps=32,
+        learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=10, eval_games=256,
+        eval_simulations=32, eval_mcts_simulations=1000),
+}
+
+
+def has_accelerator() -> bool:
+  return jax.default_backend() in ("gpu", "tpu")
+
+
+def resolve_preset_name(name: str, game: str | None = None) -> str:
+  """"auto" becomes `<game>_gpu` with an accelerator, else `<game>_cpu` (or just `<game>`)."""
+  if name != "auto":
+    return name
+  if game is None:
+    raise ValueError("preset 'auto' needs a game")
+  suffix = "gpu" if has_accelerator() else "cpu"
+  return f"{game}_{suffix}" if f"{game}_{suffix}" in PRESETS else game
+
+
+def preset(name: str, game: str | None = None) -> Config:
+  """The preset `name` (see `resolve_preset_name` for "auto")."""
+  name = resolve_preset_name(name, game)
+  if name not in PRESETS:
+    raise ValueError(f"unknown preset {name!r}; available: auto, {', '.join(PRESETS)}")
+  return PRESETS[name]

@@ -1,0 +1,277 @@
+"""The outer training loop: iterate, log, evaluate, checkpoint, plot. `train_and_evaluate` is the
+testable entry point behind `python -m experiments.<game>`.
+
+Everything heavy happens inside the jitted `Trainer.iteration`; this loop only moves a few
+scalars to the host between iterations.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from azjax import checkpoint
+from azjax.config import Config
+from azjax.evaluation import Evaluator
+from azjax.train import Trainer, TrainState
+
+
+class NaNLossError(RuntimeError):
+  """Raised when a loss becomes NaN or infinite; the last good checkpoint is kept."""
+
+
+@dataclasses.dataclass
+class Summary:
+  run_dir: Path
+  iterations: int
+  positions: int
+  games: int
+  minutes: float
+  final_eval: dict[str, float]
+  checkpoint_dir: Path
+  model_dir: Path
+  metrics_file: Path
+  plots: list[Path]
+  stopped_by: str  # "iterations", "minutes", "interrupt"
+
+  def __str__(self) -> str:
+    lines = [f"run: {self.run_dir}",
+             f"trained {self.iterations} iterations, {self.positions:,} positions, "
+             f"{self.games:,} games in {self.minutes:.1f} min (stopped by {self.stopped_by})"]
+    for name, value in self.final_eval.items():
+      lines.append(f"  {name}: {value:.3f}")
+    lines += [f"checkpoint: {self.checkpoint_dir}", f"model: {self.model_dir}",
+              f"metrics: {self.metrics_file}", "plots: " + ", ".join(map(str, self.plots))]
+    return "\n".join(lines)
+
+
+class _MetricsWriter:
+  """Appends one row per iteration to metrics.csv and metrics.jsonl (and TensorBoard if asked)."""
+
+  def __init__(self, run_dir: Path, tensorboard: bool):
+    self.csv_path = run_dir / "metrics.csv"
+    self.jsonl_path = run_dir / "metrics.jsonl"
+    self._fields: list[str] | None = None
+    if self.csv_path.exists():
+      with open(self.csv_path) as f:
+        self._fields = next(csv.reader(f), None)
+    self._tb = None
+    if tensorboard:
+      try:
+        from tensorboardX import SummaryWriter
+        self._tb = SummaryWriter(str(run_dir / "tensorboard"))
+      except ImportError:
+        print("tensorboardX is not installed (pip install azjax[tensorboard]); skipping it")
+
+  def write(self, row: dict[str, Any]) -> None:
+    with open(self.jsonl_path, "a") as f:
+      f.write(json.dumps(row) + "\n")
+    if self._fields is None or any(k not in self._fields for k in row):
+      # New columns (e.g. the first evaluation): rewrite the CSV from the JSONL log.
+      rows = read_metrics(self.jsonl_path.parent)
+      self._fields = list(dict.fromkeys(k for r in rows for k in r))
+      with open(self.csv_path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(self._fields)
+        writer.writerows([[r.get(k, "") for k in self._fields] for r in rows])
+    else:
+      with open(self.csv_path, "a", newline="") as f:
+        csv.writer(f).writerow([row.get(k, "") for k in self._fields])
+    if self._tb is not None:
+      for k, v in row.items():
+        if isinstance(v, (int, float)) and math.isfinite(v):
+          self._tb.add_scalar(k, v, row["iteration"])
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+  path = Path(run_dir) / "metrics.jsonl"
+  if not path.exists():
+    return []
+  return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_run(run_dir: Path) -> list[Path]:
+  """Writes losses.png and winrate.png from metrics.jsonl; returns their paths."""
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+
+  rows = read_metrics(run_dir)
+  if not rows:
+    return []
+  out = []
+  x = np.array([r["positions"] for r in rows], dtype=float)
+  fig, ax = plt.subplots(figsize=(6, 4))
+  for key in ("policy_loss", "value_loss"):
+    y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
+    ax.plot(x, y, label=key)
+  ax.set_xlabel("self-play positions")
+  ax.set_ylabel("loss")
+  ax.legend()
+  ax.set_title(f"{run_dir.name}: training losses")
+  fig.tight_layout()
+  path = run_dir / "losses.png"
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  out.append(path)
+
+  evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
+  if evals:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    names = sorted({k for r in evals for k in r if k.startswith("eval/") and k.endswith("/score")})
+    for name in names:
+      pts = [(r["positions"], r[name], r.get(name.replace("/score", "/ci"), 0.0))
+             for r in evals if name in r]
+      px, py, pe = map(np.array, zip(*pts))
+      ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("self-play positions")
+    ax.set_ylabel("score (win = 1, draw = 1/2)")
+    ax.legend()
+    ax.set_title(f"{run_dir.name}: score against baselines")
+    fig.tight_layout()
+    path = run_dir / "winrate.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    out.append(path)
+  return out
+
+
+def _progress(total: int | None, initial: int):
+  try:
+    from tqdm.auto import tqdm
+    return tqdm(total=total, initial=initial, unit="it", dynamic_ncols=True)
+  except ImportError:  # pragma: no cover
+    return None
+
+
+def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
+                       progress: bool = True, tensorboard: bool = False,
+                       max_iterations: int | None = None) -> Summary:
+  """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
+
+  Args:
+    config: the run's configuration (validated here, before anything compiles).
+    run_dir: where config.json, metrics, plots and checkpoints go.
+    resume: continue from the latest checkpoint in `run_dir` (whose config must match).
+    progress: show a progress bar.
+    max_iterations: stop after this many iterations in this call (tests; resumable).
+  Raises:
+    ValueError: bad config, or a resume whose config differs from the saved one.
+    NaNLossError: a loss became NaN; the last good checkpoint is kept.
+  """
+  run_dir = Path(run_dir)
+  trainer = Trainer.create(config)  # Validates the config first.
+  if resume:
+    saved = checkpoint.read_config(run_dir)
+    if saved != config:
+      diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
+              if getattr(saved, k) != getattr(config, k)}
+      # The time budget may change between sessions; nothing else may.
+      diff.pop("minutes", None)
+      diff.pop("iterations", None)
+      if diff:
+        raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
+                         + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+  checkpoint.write_config(run_dir, config)
+  mngr = checkpoint.manager(run_dir)
+  state = trainer.init()
+  if resume and mngr.latest_step() is not None:
+    state, _ = checkpoint.restore(mngr, state)
+  elif not resume and mngr.latest_step() is not None:
+    raise ValueError(f"{run_dir} already holds checkpoints: pass --resume to continue that run "
+                     "or choose another run directory")
+  iteration_fn = trainer.jit_iteration()
+  evaluator = Evaluator(trainer)
+  writer = _MetricsWriter(run_dir, tensorboard)
+
+  # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
+  interrupted = {"flag": False}
+
+  def on_sigint(signum, frame):
+    if interrupted["flag"]:
+      raise KeyboardInterrupt
+    interrupted["flag"] = True
+    print("\nstopping after this iteration (Ctrl-C again to abort without saving)")
+
+  previous_handler = signal.signal(signal.SIGINT, on_sigint)
+  start_iteration = int(state.iteration)
+  last_saved = start_iteration
+  bar = _progress(config.iterations, start_iteration) if progress else None
+  budget = config.minutes * 60 if config.minutes else math.inf
+  t_start = time.time()
+  t_last = t_start
+  positions_last = int(state.positions)
+  final_eval: dict[str, float] = {}
+  stopped_by = "iterations"
+  try:
+    while True:
+      done = int(state.iteration)
+      if done >= config.iterations:
+        break
+      if max_iterations is not None and done - start_iteration >= max_iterations:
+        break
+      if time.time() - t_start >= budget:
+        stopped_by = "minutes"
+        break
+      if interrupted["flag"]:
+        stopped_by = "interrupt"
+        break
+      new_state, metrics = iteration_fn(state)
+      metrics = jax.device_get(metrics)
+      trained = bool(metrics.pop("trained"))
+      if trained and not all(math.isfinite(float(metrics[k])) for k in ("loss", "grad_norm")):
+        raise NaNLossError(
+            f"iteration {done + 1}: the loss is {float(metrics['loss'])} (not finite); "
+            f"stopping. The last good checkpoint (iteration {last_saved}) is kept in "
+            f"{mngr.directory}; lower learning_rate or check the inputs.")
+      state = new_state
+      it = int(state.iteration)
+      now = time.time()
+      positions = int(state.positions)
+      row = {"iteration": it, "positions": positions, "games": int(state.games_finished),
+             "sgd_steps": int(state.sgd_steps), "seconds": round(now - t_start, 3),
+             "positions_per_second": (positions - positions_last) / max(now - t_last, 1e-9)}
+      row.update({k: float(v) for k, v in metrics.items()})
+      t_last, positions_last = now, positions
+      is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
+                 or (max_iterations is not None and it - start_iteration >= max_iterations))
+      if (config.eval_every and it % config.eval_every == 0) or is_last:
+        results = evaluator.evaluate(Trainer.variables(state), jax.random.PRNGKey(it))
+        row.update({f"eval/{name}/score": r.score for name, r in results.items()})
+        row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
+                    for name, r in results.items()})
+        final_eval = {f"score vs {name}": r.score for name, r in results.items()}
+      writer.write(row)
+      if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
+        checkpoint.save(mngr, it, state, {"iteration": it})
+        last_saved = it
+      if bar is not None:
+        bar.update(1)
+        postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",
+                   "pi": f"{row['policy_loss']:.3f}", "v": f"{row['value_loss']:.3f}"}
+        postfix.update({k.split("/")[1]: f"{v:.2f}" for k, v in row.items()
+                        if k.startswith("eval/") and k.endswith("/score")})
+        bar.set_postfix(postfix, refresh=False)
+  finally:
+    signal.signal(signal.SIGINT, previous_handler)
+    if bar is not None:
+      bar.close()
+  it = int(state.iteration)
+  if it != last_saved:
+    checkpoint.save(mngr, it, state, {"iteration": it})
+  model_dir = checkpoint.save_model(run_dir, Trainer.variables(state))
+  plots = plot_run(run_dir)
+  return Summary(run_dir=run_dir, iterations=it, positions=int(state.positions),
+                 games=int(state.games_finished), minutes=(time.time() - t_start) / 60,
+                 final_eval=final_eval, checkpoint_dir=Path(mngr.directory), model_dir=model_dir,
+                 metrics_file=writer.csv_path, plots=plots, stopped_by=stopped_by)

@@ -1,0 +1,170 @@
+"""mctx search built from a game and a network: Gumbel MuZero (default) or PUCT with noise.
+
+The tree's embeddings are the game states themselves; the "dynamics" is the real `game.step`.
+Sign conventions, as mctx expects for two-player zero-sum games:
+
+* `reward` of a transition is the reward of the player who moved (the parent node's mover);
+* `discount` is -1 where the turn passes, +1 where the same player moves again (a checkers
+  multi-jump), and 0 once the game has ended, so values beyond a terminal state never count;
+* `value` is the network's value from the side of the player to move at that node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+
+from azjax.games.base import Game
+from azjax.nets import mask_logits
+
+# (variables, observations [B, R, C, P]) -> (logits [B, A], value [B]); the network in eval mode.
+EvalFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
+
+ALGORITHMS = ("gumbel", "puct")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+  """Search hyperparameters (keyword-only, with defaults)."""
+
+  algorithm: str = "gumbel"  # "gumbel" (Gumbel MuZero) or "puct" (AlphaZero's PUCT).
+  simulations: int = 32
+  # Gumbel: actions considered at the root by Sequential Halving, and the noise scale
+  # (0 gives a deterministic search, as for evaluation).
+  max_num_considered_actions: int = 16
+  gumbel_scale: float = 1.0
+  # PUCT: root Dirichlet noise and exploration constants.
+  dirichlet_alpha: float = 0.3
+  dirichlet_fraction: float = 0.25
+  pb_c_init: float = 1.25
+  pb_c_base: float = 19652.0
+  # PUCT: moves chosen in proportion to visit counts ** (1 / temperature) for the first
+  # `temperature_moves` actions of a game, then the most visited move.
+  temperature: float = 1.0
+  temperature_moves: int = 0
+
+  def validate(self) -> None:
+    if self.algorithm not in ALGORITHMS:
+      raise ValueError(f"search algorithm: unknown {self.algorithm!r}; use one of {ALGORITHMS}")
+    if self.simulations < 1:
+      raise ValueError(f"simulations: must be >= 1, got {self.simulations}")
+    if self.max_num_considered_actions < 1:
+      raise ValueError("max_num_considered_actions: must be >= 1")
+    if self.temperature <= 0:
+      raise ValueError(f"temperature: must be > 0, got {self.temperature}")
+
+
+@chex.dataclass(frozen=True)
+class SearchOutput:
+  action: chex.Array  # [B] int32: the action to play
+  action_weights: chex.Array  # [B, A] float32: the policy target (improved policy / visits)
+  root_value: chex.Array  # [B] float32: the search's value of the root, mover's side
+  network_value: chex.Array  # [B] float32: the network's raw value of the root
+
+
+def _evaluate(eval_fn: EvalFn, variables: Any, states: Any) -> tuple[jax.Array, jax.Array]:
+  """Masked prior logits `[B, A]` and values `[B]` of a batch of states."""
+  logits, value = eval_fn(variables, states.observation)
+  logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
+  return logits, value.astype(jnp.float32)
+
+
+def make_recurrent_fn(game: Game, eval_fn: EvalFn) -> mctx.RecurrentFn:
+  """The mctx recurrent function: step the real game, evaluate the child with the network."""
+
+  def recurrent_fn(variables, key, action, states):
+    del key  # The rules are deterministic.
+    mover = states.current_player
+    children = jax.vmap(game.step)(states, action)
+    logits, value = _evaluate(eval_fn, variables, children)
+    reward = jnp.where(mover == 0, children.rewards[:, 0], children.rewards[:, 1])
+    same_player = children.current_player == mover
+    discount = jnp.where(children.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
+    # A terminal child has no future: its value is 0 (its reward is already counted).
+    value = jnp.where(children.terminated, 0.0, value)
+    out = mctx.RecurrentFnOutput(
+        reward=reward.astype(jnp.float32),
+        discount=discount.astype(jnp.float32),
+        prior_logits=logits,
+        value=value)
+    return out, children
+
+  return recurrent_fn
+
+
+def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, states: Any,
+           key: jax.Array) -> SearchOutput:
+  """Runs one search per state of the batch `states` (leading dimension `B`).
+
+  States with a single legal action are not searched (their action and one-hot target are
+  read off the mask); if every live state in the batch has a single legal action, the search
+  is skipped altogether.
+  """
+  search_key, temperature_key = jax.random.split(key)
+  mask = states.legal_action_mask  # [B, A]
+  logits, value = _evaluate(eval_fn, variables, states)
+  root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+  recurrent_fn = make_recurrent_fn(game, eval_fn)
+  # Every action of a terminated root is invalid; mctx needs one valid action per row.
+  invalid = ~mask
+  invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
+
+  def run_search(_):
+    if config.algorithm == "gumbel":
+      out = mctx.gumbel_muzero_policy(
+          variables, search_key, root, recurrent_fn,
+          num_simulations=config.simulations,
+          invalid_actions=invalid,
+          max_num_considered_actions=config.max_num_considered_actions,
+          gumbel_scale=config.gumbel_scale)
+      action = out.action
+    else:
+      out = mctx.muzero_policy(
+          variables, search_key, root, recurrent_fn,
+          num_simulations=config.simulations,
+          invalid_actions=invalid,
+          dirichlet_fraction=config.dirichlet_fraction,
+          dirichlet_alpha=config.dirichlet_alpha,
+          pb_c_init=config.pb_c_init,
+          pb_c_base=config.pb_c_base)
+      action = visit_temperature_action(
+          temperature_key, out.action_weights, states.step_count,
+          temperature=config.temperature, temperature_moves=config.temperature_moves)
+    root_value = out.search_tree.summary().value
+    return action.astype(jnp.int32), out.action_weights.astype(jnp.float32), root_value
+
+  def skip_search(_):
+    return jnp.argmax(mask, axis=-1).astype(jnp.int32), mask.astype(jnp.float32), value
+
+  num_legal = jnp.sum(mask, axis=-1)
+  forced = num_legal == 1
+  action, weights, root_value = jax.lax.cond(
+      jnp.all(forced | (num_legal == 0)), skip_search, run_search, None)
+  one_hot = mask.astype(jnp.float32)
+  action = jnp.where(forced, jnp.argmax(mask, axis=-1).astype(jnp.int32), action)
+  weights = jnp.where(forced[:, None], one_hot, weights)
+  return SearchOutput(action=action, action_weights=weights, root_value=root_value,
+                      network_value=value)
+
+
+def visit_temperature_action(key: jax.Array, visit_probs: jax.Array, step_count: jax.Array, *,
+                             temperature: float, temperature_moves: int) -> jax.Array:
+  """AlphaZero's move choice: sample visits ** (1 / T) early in the game, then the argmax.
+
+  Args:
+    key: PRNG key.
+    visit_probs: `[B, A]` normalised visit counts (zero on illegal actions).
+    step_count: `[B]` actions played so far in each game.
+  Returns:
+    `[B]` int32 actions.
+  """
+  greedy = jnp.argmax(visit_probs, axis=-1)
+  tempered = jnp.where(visit_probs > 0, jnp.log(jnp.maximum(visit_probs, 1e-30)) / temperature,
+                       -jnp.inf)
+  sampled = jax.random.categorical(key, tempered)
+  return jnp.where(step_count < temperature_moves, sampled, greedy).astype(jnp.int32)

@@ -1,0 +1,80 @@
+"""Batched self-play: `B` games step together, one search per move, inside one `lax.scan`.
+
+Games continue across calls (the chunk boundary is not the end of a game), each position goes
+into the replay buffer as it is searched, and its value target arrives when its game ends.
+A finished game is replaced by a fresh one in the same slot right away, so the games carried
+between calls are never terminated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from azjax import replay
+from azjax.games.base import Game
+from azjax.search import EvalFn, SearchConfig, search
+
+
+@chex.dataclass(frozen=True)
+class SelfPlayState:
+  games: Any  # game State batched [B]: never terminated between calls
+  episode: chex.Array  # [B] int32: number of games finished in each slot so far
+  buffer: replay.ReplayBuffer
+
+
+@chex.dataclass(frozen=True)
+class ChunkStats:
+  """Totals over one chunk (summed over moves and slots)."""
+
+  moves: chex.Array  # [] int32: positions played
+  games_finished: chex.Array  # [] int32
+  game_length_sum: chex.Array  # [] int32: summed length of the games that finished
+  first_player_wins: chex.Array  # [] int32
+  draws: chex.Array  # [] int32
+  root_value_abs_sum: chex.Array  # [] float32
+
+
+def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey) -> SelfPlayState:
+  games = jax.vmap(game.init)(jax.random.split(key, batch))
+  return SelfPlayState(
+      games=games,
+      episode=jnp.zeros(batch, jnp.int32),
+      buffer=replay.init(buffer_size, game.observation_shape, game.num_actions))
+
+
+def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variables: Any,
+               state: SelfPlayState, key: chex.PRNGKey,
+               num_steps: int) -> tuple[SelfPlayState, ChunkStats]:
+  """Plays `num_steps` moves in every slot; returns the new state and chunk totals."""
+
+  def one_move(carry: SelfPlayState, move_key):
+    search_key, reset_key = jax.random.split(move_key)
+    games = carry.games
+    out = search(game, eval_fn, search_config, variables, games, search_key)
+    buffer = replay.add(carry.buffer, games.observation, out.action_weights,
+                        games.legal_action_mask, games.current_player, carry.episode)
+    stepped = jax.vmap(game.step)(games, out.action)
+    ended = stepped.terminated
+    buffer = replay.assign_outcomes(buffer, ended, carry.episode, stepped.rewards)
+    # -- Start a new game in each slot whose game ended.
+    batch = ended.shape[0]
+    fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch))
+    games = jax.tree.map(
+        lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, stepped)
+    stats = ChunkStats(
+        moves=jnp.int32(batch),
+        games_finished=jnp.sum(ended, dtype=jnp.int32),
+        game_length_sum=jnp.sum(jnp.where(ended, stepped.step_count, 0), dtype=jnp.int32),
+        first_player_wins=jnp.sum(ended & (stepped.rewards[:, 0] > 0), dtype=jnp.int32),
+        draws=jnp.sum(ended & (stepped.rewards[:, 0] == 0), dtype=jnp.int32),
+        root_value_abs_sum=jnp.sum(jnp.abs(out.root_value)),
+    )
+    next_state = SelfPlayState(games=games, episode=carry.episode + ended, buffer=buffer)
+    return next_state, stats
+
+  state, stats = jax.lax.scan(one_move, state, jax.random.split(key, num_steps))
+  return state, jax.tree.map(lambda x: jnp.sum(x, axis=0), stats)

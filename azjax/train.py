@@ -1,0 +1,222 @@
+"""Loss, optimizer and the fused training iteration (self-play chunk + buffer + K SGD steps).
+
+`Trainer` holds the static parts of a run (game, network module, optimizer, configs) and builds
+the one jitted function `iteration(state) -> (state, metrics)`. `TrainState` holds everything that
+changes, so a checkpoint of it resumes the very same run. The outer loop lives in
+`azjax.driver`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import chex
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+from azjax import checkpoint, games, nets, replay, selfplay
+from azjax.config import Config
+from azjax.games.base import Game
+
+
+@chex.dataclass(frozen=True)
+class TrainState:
+  params: Any
+  batch_stats: Any  # BatchNorm running statistics ({} for networks without BatchNorm)
+  opt_state: Any
+  selfplay: selfplay.SelfPlayState
+  key: chex.Array  # raw uint32 PRNG key (saved in checkpoints as a plain array)
+  iteration: chex.Array  # [] int32
+  sgd_steps: chex.Array  # [] int32: optimizer updates applied so far
+  positions: chex.Array  # [] int32: self-play positions played so far
+  games_finished: chex.Array  # [] int32
+
+
+# -- Loss -------------------------------------------------------------------------------------------
+
+
+def loss_terms(logits: chex.Array, value: chex.Array, target_policy: chex.Array,
+               legal_mask: chex.Array, target_value: chex.Array) -> tuple[chex.Array, chex.Array]:
+  """Per-example policy cross-entropy and value squared error.
+
+  Args:
+    logits: `[b, A]` raw network logits (masked here before the softmax).
+    value: `[b]` network value in [-1, 1].
+    target_policy: `[b, A]` search action weights (sum to 1, zero on illegal actions).
+    legal_mask: `[b, A]`.
+    target_value: `[b]` game outcome from the mover's side.
+  Returns:
+    `(policy_loss [b], value_loss [b])`.
+  """
+  log_probs = jax.nn.log_softmax(nets.mask_logits(logits, legal_mask), axis=-1)
+  # Illegal entries have weight 0; `where` keeps 0 * (-huge) from producing NaN.
+  policy_loss = -jnp.sum(jnp.where(target_policy > 0, target_policy * log_probs, 0.0), axis=-1)
+  value_loss = jnp.square(value - target_value)
+  return policy_loss, value_loss
+
+
+def l2_penalty(params: Any) -> chex.Array:
+  """Sum of squares of the kernels (not biases or normalisation scales)."""
+  leaves = jax.tree_util.tree_leaves_with_path(params)
+  return sum(jnp.sum(jnp.square(x)) for path, x in leaves
+             if getattr(path[-1], "key", None) == "kernel")
+
+
+def _global_norm(tree: Any) -> chex.Array:
+  # optax renamed tree_l2_norm to tree_norm in 0.2.5; support both.
+  norm = getattr(optax.tree_utils, "tree_norm", None) or optax.tree_utils.tree_l2_norm
+  return norm(tree)
+
+
+def make_optimizer(config: Config) -> optax.GradientTransformation:
+  total = max(config.iterations * config.sgd_steps, 1)
+  if config.lr_schedule == "cosine":
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, config.learning_rate, max(config.warmup_steps, 1), max(total, config.warmup_steps + 1))
+  elif config.warmup_steps:
+    schedule = optax.linear_schedule(0.0, config.learning_rate, config.warmup_steps)
+  else:
+    schedule = config.learning_rate
+  if config.optimizer == "adamw":
+    opt = optax.adamw(schedule, weight_decay=config.weight_decay)
+  elif config.optimizer == "adam":
+    opt = optax.adam(schedule)
+  else:
+    opt = optax.sgd(schedule, momentum=config.momentum, nesterov=True)
+  if config.max_grad_norm > 0:
+    opt = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), opt)
+  return opt
+
+
+# -- The run's static parts ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Trainer:
+  """Static parts of a run; `iteration` is the fused, jitted step."""
+
+  config: Config
+  game: Game
+  model: nn.Module
+  optimizer: optax.GradientTransformation
+
+  @classmethod
+  def create(cls, config: Config) -> "Trainer":
+    config.validate(num_devices=1)
+    game = games.make(config.game, **config.game_kwargs())
+    model = nets.make(config.net_config(), game.num_actions)
+    return cls(config=config, game=game, model=model, optimizer=make_optimizer(config))
+
+  # -- Network ------------------------------------------------------------------------------------
+  def eval_fn(self, variables: Any, observation: chex.Array):
+    """Network in inference mode: `[B, R, C, P] -> (logits [B, A], value [B])`."""
+    return self.model.apply(variables, observation, train=False)
+
+  @staticmethod
+  def variables(state: TrainState) -> dict:
+    """The network's variables: `{"params"}` plus `{"batch_stats"}` for BatchNorm networks."""
+    return checkpoint.model_variables(state)
+
+  # -- Initial state --------------------------------------------------------------------------------
+  def init(self, seed: int | None = None) -> TrainState:
+    seed = self.config.seed if seed is None else seed
+    key = jax.random.PRNGKey(seed)
+    key, net_key, games_key = jax.random.split(key, 3)
+    variables = nets.init_variables(self.model, net_key, self.game.observation_shape)
+    params = variables["params"]
+    return TrainState(
+        params=params,
+        batch_stats=variables.get("batch_stats", {}),
+        opt_state=self.optimizer.init(params),
+        selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
+                               games_key),
+        key=key,
+        iteration=jnp.int32(0),
+        sgd_steps=jnp.int32(0),
+        positions=jnp.int32(0),
+        games_finished=jnp.int32(0),
+    )
+
+  # -- SGD ------------------------------------------------------------------------------------------
+  def loss(self, params, batch_stats, batch):
+    observation, target_policy, legal_mask, target_value = batch
+    variables = {"params": params}
+    mutable = []
+    if batch_stats:
+      variables["batch_stats"] = batch_stats
+      mutable = ["batch_stats"]
+    (logits, value), updates = self.model.apply(variables, observation, train=True,
+                                                mutable=mutable)
+    policy_loss, value_loss = loss_terms(logits, value, target_policy, legal_mask, target_value)
+    policy_loss, value_loss = policy_loss.mean(), value_loss.mean()
+    total = policy_loss + self.config.value_weight * value_loss
+    if self.config.optimizer != "adamw":  # AdamW decays weights itself (decoupled).
+      total = total + self.config.weight_decay * l2_penalty(params)
+    metrics = {"loss": total, "policy_loss": policy_loss, "value_loss": value_loss}
+    return total, (updates.get("batch_stats", batch_stats), metrics)
+
+  def sgd_step(self, params, batch_stats, opt_state, batch):
+    grads, (batch_stats, metrics) = jax.grad(self.loss, has_aux=True)(params, batch_stats, batch)
+    updates, opt_state = self.optimizer.update(grads, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    metrics["grad_norm"] = _global_norm(grads)
+    return params, batch_stats, opt_state, metrics
+
+  # -- The fused iteration ----------------------------------------------------------------------------
+  def iteration(self, state: TrainState) -> tuple[TrainState, dict]:
+    """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready)."""
+    config = self.config
+    key, selfplay_key, sgd_key = jax.random.split(state.key, 3)
+
+    # -- Self-play with the current network.
+    sp, stats = selfplay.play_chunk(self.game, self.eval_fn, config.search_config(),
+                                    self.variables(state), state.selfplay, selfplay_key,
+                                    config.selfplay_steps)
+
+    # -- K SGD steps, once enough positions have known outcomes.
+    def train(carry):
+      params, batch_stats, opt_state = carry
+
+      def body(c, step_key):
+        params, batch_stats, opt_state = c
+        batch = replay.sample(sp.buffer, step_key, config.train_batch)
+        params, batch_stats, opt_state, metrics = self.sgd_step(params, batch_stats, opt_state,
+                                                                batch)
+        return (params, batch_stats, opt_state), metrics
+
+      carry, metrics = jax.lax.scan(body, carry, jax.random.split(sgd_key, config.sgd_steps))
+      return carry, jax.tree.map(jnp.mean, metrics)
+
+    def skip(carry):
+      nan = jnp.float32(jnp.nan)
+      return carry, {"loss": nan, "policy_loss": nan, "value_loss": nan, "grad_norm": nan}
+
+    ready = (sp.buffer.num_targets >= max(config.min_buffer, 1)) & (config.sgd_steps > 0)
+    (params, batch_stats, opt_state), metrics = jax.lax.cond(
+        ready, train, skip, (state.params, state.batch_stats, state.opt_state))
+
+    new_state = state.replace(
+        params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,
+        iteration=state.iteration + 1,
+        sgd_steps=state.sgd_steps + jnp.where(ready, config.sgd_steps, 0),
+        positions=state.positions + stats.moves,
+        games_finished=state.games_finished + stats.games_finished)
+    finished = jnp.maximum(stats.games_finished, 1)
+    metrics = dict(metrics)
+    metrics.update(
+        trained=ready,
+        games_finished=stats.games_finished,
+        mean_game_length=stats.game_length_sum / finished,
+        first_player_win_rate=stats.first_player_wins / finished,
+        draw_rate=stats.draws / finished,
+        mean_abs_root_value=stats.root_value_abs_sum / stats.moves,
+        buffer_targets=sp.buffer.num_targets,
+    )
+    return new_state, metrics
+
+  def jit_iteration(self):
+    """The iteration, jitted once; the state argument is donated (updated in place)."""
+    return jax.jit(self.iteration, donate_argnums=0)

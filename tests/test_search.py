@@ -1,0 +1,138 @@
+"""Search on hand-checkable positions: sign conventions, forced moves, known best moves."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from azjax import games, search
+from azjax.games import base
+
+TTT = games.make("tic_tac_toe")
+
+
+def uniform_eval(variables, observation):
+  """A 'network' with no knowledge: zero logits and zero value."""
+  del variables
+  batch = observation.shape[0]
+  return jnp.zeros((batch, TTT.num_actions)), jnp.zeros(batch)
+
+
+def ttt_position(moves):
+  state = TTT.init(jax.random.key(0))
+  for move in moves:
+    state = TTT.step(state, TTT.move_to_action(state, move))
+  return state
+
+
+@functools.partial(jax.jit, static_argnums=(0,))
+def _run_search(config, states, key):
+  return search.search(TTT, uniform_eval, config, None, states, key)
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_search_takes_the_win_in_one(algorithm):
+  # X to move: X has a1, b1; O has a2, b2. c1 wins at once; else O wins with c2.
+  state = ttt_position(["a1", "a2", "b1", "b2"])
+  config = search.SearchConfig(algorithm=algorithm, simulations=64, gumbel_scale=0.0,
+                               dirichlet_fraction=0.0)
+  out = _run_search(config, base.stack_states([state]), jax.random.key(1))
+  assert TTT.action_to_move(state, int(out.action[0])) == "c1"
+  # The improved policy puts most of its weight on the win; nothing on occupied squares.
+  weights = np.asarray(out.action_weights[0])
+  assert weights.argmax() == TTT.move_to_action(state, "c1")
+  np.testing.assert_allclose(weights[~np.asarray(state.legal_action_mask)], 0.0)
+  np.testing.assert_allclose(weights.sum(), 1.0, rtol=1e-5)
+  assert float(out.root_value[0]) > 0.0  # A mean over visited lines, the win among them.
+
+
+def test_search_blocks_the_loss_in_one():
+  # X to move: O threatens c2 (a2, b2); X has a1 and c3, no win in one. Only c2 saves X.
+  state = ttt_position(["a1", "a2", "c3", "b2"])
+  config = search.SearchConfig(simulations=128, gumbel_scale=0.0)
+  out = _run_search(config, base.stack_states([state]), jax.random.key(2))
+  assert TTT.action_to_move(state, int(out.action[0])) == "c2"
+
+
+def test_recurrent_fn_signs():
+  """Reward goes to the mover; discount -1 when the turn passes, 0 at the end."""
+  recurrent_fn = search.make_recurrent_fn(TTT, uniform_eval)
+  state = ttt_position(["a1", "a2", "b1", "b2"])
+  states = base.stack_states([state, state])
+  win, other = TTT.move_to_action(state, "c1"), TTT.move_to_action(state, "c3")
+  out, children = recurrent_fn(None, jax.random.key(0), jnp.array([win, other]), states)
+  np.testing.assert_allclose(out.reward, [1.0, 0.0])
+  np.testing.assert_allclose(out.discount, [0.0, -1.0])
+  np.testing.assert_allclose(out.value, [0.0, 0.0])
+  assert bool(children.terminated[0]) and not bool(children.terminated[1])
+  # Masked priors: occupied squares get the masked logit, never NaN.
+  assert np.all(np.isfinite(np.asarray(out.prior_logits)))
+
+
+def test_recurrent_fn_same_player_discount_checkers():
+  """A checkers multi-jump keeps the mover: discount +1 on the first hop."""
+  checkers = games.make("checkers")
+  # o on c3 can jump d4 to e5, then f6 to g7.
+  state = checkers.from_ascii("""
+      . . . . . . . .
+      x . . . . . . .
+      . . . . . x . .
+      . . . . . . . .
+      . . . x . . . .
+      . . o . . . . .
+      . . . . . . . .
+      . . . . . . . .
+  """)
+
+  def eval_fn(variables, observation):
+    del variables
+    return jnp.zeros((observation.shape[0], checkers.num_actions)), jnp.zeros(
+        observation.shape[0])
+
+  recurrent_fn = search.make_recurrent_fn(checkers, eval_fn)
+  hop = checkers.move_to_action(state, "c3e5")
+  out, children = recurrent_fn(None, jax.random.key(0), jnp.array([hop]),
+                               base.stack_states([state]))
+  assert int(children.current_player[0]) == 0  # Same player continues the jump.
+  np.testing.assert_allclose(out.discount, [1.0])
+  second = checkers.move_to_action(base.unstack_state(children, 0), "e5g7")
+  out2, children2 = recurrent_fn(None, jax.random.key(0), jnp.array([second]), children)
+  assert int(children2.current_player[0]) == 1
+  np.testing.assert_allclose(out2.discount, [-1.0])
+
+
+def test_forced_move_skips_search():
+  """A single legal action is played with a one-hot target, whatever the network says."""
+  # Tic-tac-toe with one empty square left (c3), no line yet.
+  state = ttt_position(["a1", "b1", "c1", "a2", "b2", "c2", "b3", "a3"])
+  assert int(state.legal_action_mask.sum()) == 1
+  config = search.SearchConfig(simulations=8)
+  out = _run_search(config, base.stack_states([state, state]), jax.random.key(3))
+  c3 = TTT.move_to_action(state, "c3")
+  np.testing.assert_array_equal(out.action, [c3, c3])
+  np.testing.assert_allclose(out.action_weights[:, c3], 1.0)
+
+
+def test_visit_temperature_action():
+  probs = jnp.array([[0.0, 0.7, 0.3], [0.0, 0.7, 0.3]])
+  step_count = jnp.array([0, 5])
+  greedy = search.visit_temperature_action(jax.random.key(0), probs, step_count, temperature=1.0,
+                                           temperature_moves=0)
+  np.testing.assert_array_equal(greedy, [1, 1])
+  # Early moves sample in proportion to visits: never the unvisited action, both others seen.
+  keys = jax.random.split(jax.random.key(1), 400)
+  sampled = jax.vmap(lambda k: search.visit_temperature_action(
+      k, probs, step_count, temperature=1.0, temperature_moves=3))(keys)
+  first = np.asarray(sampled[:, 0])
+  assert set(first.tolist()) == {1, 2}
+  assert 0.6 < np.mean(first == 1) < 0.8
+  np.testing.assert_array_equal(sampled[:, 1], 1)  # Past temperature_moves: greedy.
+
+
+def test_bad_search_config():
+  with pytest.raises(ValueError, match="algorithm"):
+    search.SearchConfig(algorithm="alphabeta").validate()
+  with pytest.raises(ValueError, match="simulations"):
+    search.SearchConfig(simulations=0).validate()

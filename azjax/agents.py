@@ -108,9 +108,7 @@ def make(name: str, env: base.Game, **kwargs) -> Agent:
 
 def random_policy(states: State, key: PRNGKey) -> Array:
   """Uniform over each state's legal actions (0 for a terminated state)."""
-  masks = states.legal_action_mask  # [B, A]
-  keys = jax.random.split(key, masks.shape[0])
-  return jax.vmap(base.uniform_legal_action)(keys, masks)
+  return base.uniform_legal_actions(key, states.legal_action_mask)
 
 
 @register("random")

@@ -37,8 +37,7 @@ def time_scan(init_fn, step_fn, mask_fn, terminated_fn, batch: int, steps: int,
 
   def body(states, key):
     act_key, reset_key = jax.random.split(key)
-    actions = jax.vmap(base.uniform_legal_action)(jax.random.split(act_key, batch),
-                                                   mask_fn(states))
+    actions = base.uniform_legal_actions(act_key, mask_fn(states))
     stepped = jax.vmap(step_fn)(states, actions)
     fresh = jax.vmap(init_fn)(jax.random.split(reset_key, batch))
     done = terminated_fn(stepped)

@@ -190,3 +190,18 @@ def test_make_rejects_unknown():
     games.make("chess")
   with pytest.raises(ValueError, match="bad option"):
     games.make("tic_tac_toe", rows=4)
+
+
+def test_uniform_legal_action_is_uniform_over_legal_actions():
+  mask = jnp.zeros(192, bool).at[jnp.array([0, 5, 64, 100, 191])].set(True)
+  masks = jnp.broadcast_to(mask, (50000, 192))
+  actions = np.asarray(jax.jit(base.uniform_legal_actions)(jax.random.key(0), masks))
+  counts = np.bincount(actions, minlength=192)
+  assert counts.sum() == counts[[0, 5, 64, 100, 191]].sum()  # Only legal actions.
+  expected = 50000 / 5
+  chi2 = np.sum((counts[[0, 5, 64, 100, 191]] - expected) ** 2 / expected)
+  assert chi2 < 18.5  # 99.9% quantile of chi-square with 4 degrees of freedom.
+  # A single legal action is always chosen; no legal action gives 0.
+  one = jnp.zeros((4, 7), bool).at[:, 3].set(True)
+  np.testing.assert_array_equal(base.uniform_legal_actions(jax.random.key(1), one), 3)
+  assert int(base.uniform_legal_action(jax.random.key(2), jnp.zeros(7, bool))) == 0

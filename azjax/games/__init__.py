@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from azjax.games.base import Game, step_autoreset, uniform_legal_action
+from azjax.games.base import Game, step_autoreset, uniform_legal_action, uniform_legal_actions
 
 # name -> (module, class). Modules are imported on first use.
 _REGISTRY = {
@@ -38,4 +38,5 @@ def make(name: str, **kwargs) -> Game:
     raise ValueError(f"{name}: bad option: {err}") from None
 
 
-__all__ = ["Game", "GAMES", "make", "step_autoreset", "uniform_legal_action"]
+__all__ = ["Game", "GAMES", "make", "step_autoreset", "uniform_legal_action",
+           "uniform_legal_actions"]

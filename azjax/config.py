@@ -223,8 +223,8 @@ PRESETS: dict[str, Config] = {
         game="breakthrough", rows=6, cols=6, net="resnet", channels=32, blocks=3,
         policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
         buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
-        iterations=10000, minutes=15.0, eval_every=20, eval_games=64, eval_simulations=32,
-        eval_mcts_simulations=200, checkpoint_every=20),
+        iterations=10000, minutes=15.0, eval_every=75, eval_games=64, eval_simulations=32,
+        eval_mcts_simulations=200, checkpoint_every=25),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,

@@ -213,7 +213,20 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   positions_last = int(state.positions)
   final_eval: dict[str, float] = {}
   stopped_by = "iterations"
+  def evaluate(state) -> dict[str, Any]:
+    results = evaluator.evaluate(Trainer.variables(state), jax.random.PRNGKey(int(state.iteration)))
+    final_eval.clear()
+    final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
+    row = {f"eval/{name}/score": r.score for name, r in results.items()}
+    row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
+                for name, r in results.items()})
+    return row
+
   try:
+    if start_iteration == 0 and config.eval_every and config.eval_games:
+      # The untrained network's scores: the starting point of the learning curves.
+      writer.write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
+                    **evaluate(state)})
     while True:
       done = int(state.iteration)
       if done >= config.iterations:
@@ -246,11 +259,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
                  or (max_iterations is not None and it - start_iteration >= max_iterations))
       if (config.eval_every and it % config.eval_every == 0) or is_last:
-        results = evaluator.evaluate(Trainer.variables(state), jax.random.PRNGKey(it))
-        row.update({f"eval/{name}/score": r.score for name, r in results.items()})
-        row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
-                    for name, r in results.items()})
-        final_eval = {f"score vs {name}": r.score for name, r in results.items()}
+        row.update(evaluate(state))
       writer.write(row)
       if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
         checkpoint.save(mngr, it, state, {"iteration": it})

@@ -178,25 +178,29 @@ class Trainer:
 
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):
-      params, batch_stats, opt_state = carry
+      # All minibatches are drawn up front (see `replay.sample`), then scanned over.
+      batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch))
 
-      def body(c, step_key):
+      def body(c, batch):
         params, batch_stats, opt_state = c
-        batch = replay.sample(sp.buffer, step_key, config.train_batch)
         params, batch_stats, opt_state, metrics = self.sgd_step(params, batch_stats, opt_state,
                                                                 batch)
         return (params, batch_stats, opt_state), metrics
 
-      carry, metrics = jax.lax.scan(body, carry, jax.random.split(sgd_key, config.sgd_steps))
+      # XLA:CPU runs convolution gradients inside a while loop some 20x slower than outside
+      # one (benchmarks/cpu_loops.py measures it), so on a CPU the SGD loop is unrolled.
+      unroll = config.sgd_steps if jax.default_backend() == "cpu" else 1
+      carry, metrics = jax.lax.scan(body, carry, batches, unroll=max(unroll, 1))
       return carry, jax.tree.map(jnp.mean, metrics)
 
-    def skip(carry):
-      nan = jnp.float32(jnp.nan)
-      return carry, {"loss": nan, "policy_loss": nan, "value_loss": nan, "grad_norm": nan}
-
+    # SGD runs unconditionally and its result is discarded until the buffer is ready: a
+    # `lax.cond` would put it in a nested computation, where XLA:CPU's convolution gradients
+    # are an order of magnitude slower; the waste is a few iterations at the start of a run.
     ready = (sp.buffer.num_targets >= max(config.min_buffer, 1)) & (config.sgd_steps > 0)
-    (params, batch_stats, opt_state), metrics = jax.lax.cond(
-        ready, train, skip, (state.params, state.batch_stats, state.opt_state))
+    old = (state.params, state.batch_stats, state.opt_state)
+    new, metrics = train(old)
+    params, batch_stats, opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new, old)
+    metrics = jax.tree.map(lambda m: jnp.where(ready, m, jnp.nan), metrics)
 
     new_state = state.replace(
         params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,

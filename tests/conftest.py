@@ -1,6 +1,12 @@
 """Shared pytest set-up: slow tests are opt-in (`pytest -m slow` or `--runslow`)."""
 
+import jax
 import pytest
+
+# Tests build many small networks and random batches; on a CPU the partitionable threefry PRNG
+# makes every random initialisation compile several times slower. Streams differ from the
+# default, correctness does not.
+jax.config.update("jax_threefry_partitionable", False)
 
 
 def pytest_addoption(parser):

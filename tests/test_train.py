@@ -240,3 +240,35 @@ def test_end_to_end_tic_tac_toe_learns(tmp_path):
   after = arena.play(env, agent, opponent, 200, jax.random.key(5))
   assert after.illegal_a == 0
   assert after.score >= 0.8 and after.score > before + 0.15, (before, after.score)
+
+
+def test_value_targets_follow_the_mover_through_a_checkers_multi_jump():
+  """x (player 1) moves, then o (player 0) jumps twice in a row and takes the last x pieces:
+  both of o's positions get o's win, x's position gets the loss."""
+  env = games.make("checkers")
+  state = env.from_ascii("""
+      . . . . . . . .
+      . . . . . . x .
+      . . . . . . . .
+      . . . . . . . .
+      . . . x . . . .
+      . . o . . . . .
+      . o . . . . . .
+      . . . . . . . .
+  """, to_move=1)
+  buf = replay.init(4, env.observation_shape, env.num_actions)
+  players = []
+  for move in ("g7f6", "c3e5", "e5g7"):
+    assert not bool(state.terminated)
+    players.append(int(state.current_player))
+    buf = replay.add(buf, state.observation[None],
+                     state.legal_action_mask[None].astype(jnp.float32),
+                     state.legal_action_mask[None], state.current_player[None],
+                     jnp.zeros(1, jnp.int32))
+    state = env.step(state, env.move_to_action(state, move))
+  assert players == [1, 0, 0]  # The same player moves twice: a multi-jump.
+  assert bool(state.terminated)
+  buf = replay.assign_outcomes(buf, jnp.array([True]), jnp.zeros(1, jnp.int32),
+                               state.rewards[None])
+  np.testing.assert_allclose(buf.value[:3], [-1.0, 1.0, 1.0])
+  assert bool(buf.has_target[:3].all()) and not bool(buf.has_target[3])

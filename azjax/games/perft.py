@@ -46,10 +46,12 @@ def expand(game: Game, states: Any, chunk: int = 2048) -> Any:
     mask = np.asarray(block.legal_action_mask)
     if not mask.any():
       continue
-    # Pad the block to a full chunk so the jitted function compiles once.
+    # Pad the block to a power of two (at most `chunk`), so the jitted function compiles a
+    # handful of times rather than once per distinct level size.
     size = mask.shape[0]
-    if size < chunk and n > chunk:
-      block = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], chunk - size, 0)]),
+    padded = min(chunk, 1 << (size - 1).bit_length())
+    if padded > size:
+      block = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[:1], padded - size, 0)]),
                            block)
     children = jax.tree.map(lambda x: np.asarray(x)[:size][mask], expand_fn(block))
     parts.append(children)

@@ -1,0 +1,79 @@
+"""Why `Trainer.iteration` unrolls its SGD loop and avoids `lax.cond` on a CPU.
+
+    python -m benchmarks.cpu_loops
+
+Times a 3x3 convolution's forward pass and its gradient, 16 times over, three ways: inside a
+`lax.scan` (a while loop), inside a `lax.cond` branch, and unrolled at the top level. On XLA:CPU
+the gradient inside control flow is far slower than at the top level, while the forward pass is
+not; the ratio column is what matters (absolute times depend on the machine).
+"""
+
+from __future__ import annotations
+
+import time
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+STEPS = 16
+
+
+def _time(fn, *args, repeats: int = 3) -> float:
+  fn = jax.jit(fn)
+  jax.block_until_ready(fn(*args))
+  best = float("inf")
+  for _ in range(repeats):
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    best = min(best, time.perf_counter() - t0)
+  return best
+
+
+def main() -> None:
+  conv = nn.Conv(32, (3, 3))
+  x = jnp.ones((STEPS, 256, 6, 6, 32))
+  params = conv.init(jax.random.key(0), x[0])
+
+  def forward(p, xi):
+    return jnp.sum(conv.apply(p, xi) ** 2)
+
+  grad = jax.grad(forward)
+
+  def add(a, b):
+    return jax.tree.map(jnp.add, a, b)
+
+  def in_scan(fn):
+    def run(p, x):
+      zero = jax.tree.map(jnp.zeros_like, jax.eval_shape(fn, p, x[0]))
+      return jax.lax.scan(lambda c, xi: (add(c, fn(p, xi)), None), zero, x)[0]
+    return run
+
+  def in_cond(fn):
+    def run(p, x):
+      return jax.lax.cond(x[0, 0, 0, 0, 0] > -1, lambda: unrolled(fn)(p, x),
+                          lambda: jax.tree.map(jnp.zeros_like, jax.eval_shape(fn, p, x[0])))
+    return run
+
+  def unrolled(fn):
+    def run(p, x):
+      out = fn(p, x[0])
+      for i in range(1, STEPS):
+        out = add(out, fn(p, x[i]))
+      return out
+    return run
+
+  print(f"# {STEPS} x conv 3x3, 32->32 channels, batch 256 on 6x6; backend "
+        f"{jax.default_backend()}, jax {jax.__version__}")
+  print("| pass | lax.scan | lax.cond | unrolled | scan / unrolled | cond / unrolled |")
+  print("|---|---|---|---|---|---|")
+  for name, fn in (("forward", forward), ("gradient", grad)):
+    t_scan = _time(in_scan(fn), params, x)
+    t_cond = _time(in_cond(fn), params, x)
+    t_unrolled = _time(unrolled(fn), params, x)
+    print(f"| {name} | {t_scan * 1e3:.1f} ms | {t_cond * 1e3:.1f} ms | {t_unrolled * 1e3:.1f} ms "
+          f"| {t_scan / t_unrolled:.1f}x | {t_cond / t_unrolled:.1f}x |")
+
+
+if __name__ == "__main__":
+  main()

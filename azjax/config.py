@@ -210,9 +210,9 @@ PRESETS: dict[str, Config] = {
     # A smoke-size run, for tests.
     "tiny": Config(),
     "tic_tac_toe": Config(
-        game="tic_tac_toe", net="mlp", hidden=64, blocks=2, simulations=16, selfplay_batch=128,
-        selfplay_steps=9, buffer_size=16384, train_batch=256, sgd_steps=8, iterations=60,
-        eval_every=10, eval_games=100, eval_simulations=16, eval_mcts_simulations=100),
+        game="tic_tac_toe", net="mlp", hidden=64, blocks=2, simulations=32, selfplay_batch=128,
+        selfplay_steps=9, buffer_size=16384, train_batch=256, sgd_steps=8, iterations=300,
+        eval_every=50, eval_games=100, eval_simulations=32, eval_mcts_simulations=100),
     "connect_four": Config(
         game="connect_four", net="resnet", channels=32, blocks=3, simulations=16,
         selfplay_batch=128, selfplay_steps=16, buffer_size=65536, train_batch=256,

@@ -219,8 +219,8 @@ def test_end_to_end_tic_tac_toe_learns(tmp_path):
   from azjax.driver import read_metrics, train_and_evaluate
   config = dataclasses.replace(
       config_lib.PRESETS["tic_tac_toe"], iterations=24, eval_every=24, eval_games=100,
-      eval_simulations=4, eval_mcts_simulations=16, selfplay_batch=64, buffer_size=8192,
-      checkpoint_every=0)
+      simulations=16, eval_simulations=4, eval_mcts_simulations=16, selfplay_batch=64,
+      buffer_size=8192, checkpoint_every=0)
   trainer = train.Trainer.create(config)
   env = trainer.game
   opponent = agents.make("random", env)

@@ -154,6 +154,25 @@ def _progress(total: int | None, initial: int):
     return None
 
 
+def _check_resumable(config: Config, run_dir: Path) -> None:
+  """Raises ValueError if `config` differs from the saved one in more than its budget."""
+  saved = checkpoint.read_config(run_dir)
+  # The budget (minutes, iterations) may change between sessions; nothing else may.
+  diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
+          if getattr(saved, k) != getattr(config, k) and k not in ("minutes", "iterations")}
+  if diff:
+    raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
+                     + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+
+
+def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
+  """Metrics columns of an evaluation: each opponent's score and 95% interval half-width."""
+  row = {f"eval/{name}/score": r.score for name, r in results.items()}
+  row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
+              for name, r in results.items()})
+  return row
+
+
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
                        progress: bool = True, tensorboard: bool = False,
                        max_iterations: int | None = None) -> Summary:
@@ -172,16 +191,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   run_dir = Path(run_dir)
   trainer = Trainer.create(config)  # Validates the config first.
   if resume:
-    saved = checkpoint.read_config(run_dir)
-    if saved != config:
-      diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
-              if getattr(saved, k) != getattr(config, k)}
-      # The time budget may change between sessions; nothing else may.
-      diff.pop("minutes", None)
-      diff.pop("iterations", None)
-      if diff:
-        raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
-                         + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+    _check_resumable(config, run_dir)
   checkpoint.write_config(run_dir, config)
   mngr = checkpoint.manager(run_dir)
   state = trainer.init()
@@ -211,16 +221,14 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   t_start = time.time()
   t_last = t_start
   positions_last = int(state.positions)
-  final_eval: dict[str, float] = {}
+  final_eval: dict[str, float] = {}  # The latest evaluation, for the summary.
   stopped_by = "iterations"
-  def evaluate(state) -> dict[str, Any]:
+
+  def evaluate(state) -> dict[str, float]:
     results = evaluator.evaluate(Trainer.variables(state), jax.random.PRNGKey(int(state.iteration)))
     final_eval.clear()
     final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
-    row = {f"eval/{name}/score": r.score for name, r in results.items()}
-    row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
-                for name, r in results.items()})
-    return row
+    return _eval_columns(results)
 
   try:
     if start_iteration == 0 and config.eval_every and config.eval_games:

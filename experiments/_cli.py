@@ -56,7 +56,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume,
                                  progress=not args.no_progress, tensorboard=args.tensorboard)
-  except (ValueError, NaNLossError) as err:
+  except (ValueError, FileNotFoundError, NaNLossError) as err:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)
   print("\n" + str(summary))

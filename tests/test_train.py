@@ -272,3 +272,33 @@ def test_value_targets_follow_the_mover_through_a_checkers_multi_jump():
                                state.rewards[None])
   np.testing.assert_allclose(buf.value[:3], [-1.0, 1.0, 1.0])
   assert bool(buf.has_target[:3].all()) and not bool(buf.has_target[3])
+
+
+def test_ctrl_c_checkpoints_and_stops(tmp_path):
+  """SIGINT finishes the iteration in flight, saves a checkpoint, and the run can resume."""
+  import os
+  import signal
+  import threading
+  import time
+  from azjax import checkpoint
+  from azjax.driver import train_and_evaluate
+  config = dataclasses.replace(TINY, iterations=10_000, eval_games=0, checkpoint_every=1000)
+
+  def interrupt_after_two_rows():
+    log = tmp_path / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+      if log.exists() and len(log.read_text().splitlines()) >= 2:
+        os.kill(os.getpid(), signal.SIGINT)
+        return
+      time.sleep(0.05)
+
+  thread = threading.Thread(target=interrupt_after_two_rows, daemon=True)
+  thread.start()
+  summary = train_and_evaluate(config, tmp_path, progress=False)
+  thread.join()
+  assert summary.stopped_by == "interrupt"
+  assert 2 <= summary.iterations < 10_000
+  assert checkpoint.manager(tmp_path).latest_step() == summary.iterations
+  resumed = train_and_evaluate(config, tmp_path, resume=True, progress=False, max_iterations=1)
+  assert resumed.iterations == summary.iterations + 1

@@ -302,3 +302,21 @@ def test_ctrl_c_checkpoints_and_stops(tmp_path):
   assert checkpoint.manager(tmp_path).latest_step() == summary.iterations
   resumed = train_and_evaluate(config, tmp_path, resume=True, progress=False, max_iterations=1)
   assert resumed.iterations == summary.iterations + 1
+
+
+@pytest.mark.parametrize("optimizer, schedule", [("sgd", "cosine"), ("adam", "constant")])
+def test_other_optimizers_take_a_finite_step(optimizer, schedule):
+  config = dataclasses.replace(TINY, optimizer=optimizer, lr_schedule=schedule, warmup_steps=2,
+                               weight_decay=1e-3)
+  trainer = train.Trainer.create(config)
+  state = trainer.init()
+  env = trainer.game
+  obs = jnp.zeros((8,) + env.observation_shape)
+  mask = jnp.ones((8, env.num_actions), bool)
+  batch = (obs, jnp.full((8, env.num_actions), 1.0 / env.num_actions), mask, jnp.ones(8))
+  step = jax.jit(trainer.sgd_step)
+  params, _, opt_state, metrics = step(state.params, state.batch_stats, state.opt_state, batch)
+  params, _, _, metrics = step(params, state.batch_stats, opt_state, batch)
+  assert np.isfinite(float(metrics["loss"]))
+  changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), params, state.params)
+  assert any(jax.tree.leaves(changed))

@@ -235,6 +235,18 @@ def step_autoreset(game: Game, state: Any, action: Array, key: PRNGKey) -> Any:
   return jax.tree.map(lambda f, s: jnp.where(state.terminated, f, s), fresh, stepped)
 
 
+def start_fields(legal_action_mask: Array) -> dict[str, Array]:
+  """The `StateLike` fields of a start position, player 0 to move (a game adds its board)."""
+  return dict(
+      current_player=jnp.int32(0),
+      legal_action_mask=jnp.asarray(legal_action_mask, dtype=jnp.bool_),
+      terminated=jnp.bool_(False),
+      rewards=jnp.zeros(2, dtype=jnp.float32),
+      step_count=jnp.int32(0),
+      last_move=jnp.full(2, -1, dtype=jnp.int32),
+  )
+
+
 def zero_sum_rewards(player: Array, mover_reward: Array) -> Array:
   """`[2]` float32 rewards: `mover_reward` to `player`, its negation to the other player.
 

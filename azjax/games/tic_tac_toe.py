@@ -60,15 +60,8 @@ class TicTacToe(base.Game):
 
   def init(self, key: jax.Array) -> State:
     del key  # The start position is fixed.
-    return State(
-        current_player=jnp.int32(0),
-        legal_action_mask=jnp.ones(NUM_SQUARES, dtype=jnp.bool_),
-        terminated=jnp.bool_(False),
-        rewards=jnp.zeros(2, dtype=jnp.float32),
-        step_count=jnp.int32(0),
-        last_move=jnp.full(2, -1, dtype=jnp.int32),
-        board=jnp.zeros(NUM_SQUARES, dtype=jnp.int8),
-    )
+    return State(**base.start_fields(jnp.ones(NUM_SQUARES, dtype=jnp.bool_)),
+                 board=jnp.zeros(NUM_SQUARES, dtype=jnp.int8))
 
   def step(self, state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, dtype=jnp.int32)

@@ -1,0 +1,209 @@
+"""Fixed-depth minimax search ("alphabeta"): a baseline agent with a hand-written evaluation.
+
+>>> env = azjax.games.make("breakthrough")
+>>> agent = azjax.agents.make("alphabeta", env, depth=2)
+>>> actions = agent.act(states, key)          # states batched [B] -> int32[B]
+
+**Search.** An agent's policy must be a pure batched JAX function, so the search is full-width
+negamax to a fixed depth: every node expands all `A` actions at once with
+`jax.vmap(env.step, in_axes=(None, 0))(state, jnp.arange(A))`, nested `depth` times (Python
+recursion at trace time), and values are backed up with masked maxima. Alpha-beta pruning is a
+data-dependent early exit and does not vectorise, but it never changes the minimax value nor the
+set of best moves, so **the move chosen is one alpha-beta at the same depth with the same
+evaluation would choose** (ties between equally valued moves are broken uniformly at random).
+
+* Values are from the side of the player to move at the node (negamax). A child's value enters
+  its parent negated when the turn passed and unchanged when the same player moves again
+  (checkers multi-jumps): the sign is decided by comparing the child's `current_player` with
+  the parent's, never by the ply parity.
+* Illegal actions get `-inf`.
+* A terminal child is scored exactly from its `rewards`, from the parent mover's side:
+  `reward * (WIN_SCORE - ply)`, `ply` = actions from the root to the child (1 for the root's
+  children). Faster wins score higher, slower losses less badly, and draws 0. Evaluations are
+  kept far below `WIN_SCORE` in magnitude.
+* A live node at depth 0 is scored by `evaluation(state)`, from the side of its player to move.
+
+**Cost.** A search expands `A + A^2 + ... + A^depth` states per root, so the arrays of the last
+level hold `B * A^depth` game states (`A` = 9 tic-tac-toe, 7 Connect Four, 192 Breakthrough 8x8,
+256 checkers). At the default depth 2 that is about 37k (Breakthrough) to 65k (checkers) states
+per root, a few hundred bytes each (board and legal mask), i.e. 10-20 MB per root state. Roots
+are therefore searched in chunks of `max(1, max_leaves // A^depth)` with `jax.lax.map`, which
+bounds the memory at about `max_leaves` leaf states whatever the batch size. Depth 3 on
+Breakthrough/checkers (7-17M leaves per root) is allowed but slow; it is meant for the small
+games.
+
+**Evaluations** (pure functions of one state, from the mover's side, `EVALUATIONS[env.name]`):
+
+* Breakthrough: `material + ADVANCE_WEIGHT * advancement`, with `material` = own pieces minus
+  opponent pieces and `advancement` = the sum of the rows (mover's frame, row 0 = the mover's
+  home rank) of the own pieces minus the sum of `rows - 1 - row` over the opponent's pieces
+  (how far they have come toward row 0).
+* Checkers: `men + KING_WEIGHT * kings` (own minus opponent) `+ GUARD_WEIGHT * guards` (own
+  pieces on row 0 minus opponent pieces on row 7, their home rank) `+ ADVANCE_WEIGHT *
+  advancement` (own men's rows minus the opponent men's `7 - row`).
+* Connect Four, tic-tac-toe: 0 (pure search: it plays immediate wins, blocks immediate threats
+  within its horizon, and is otherwise random).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from azjax.agents import Agent, argmax_random_tie, register
+from azjax.games import base
+
+Array = jax.Array
+State = Any
+Evaluation = Callable[[State], Array]
+
+WIN_SCORE = 1000.0
+MAX_DEPTH = 3
+
+# Breakthrough weights.
+ADVANCE_WEIGHT = 0.1
+# Checkers weights (men count 1).
+KING_WEIGHT = 1.5
+GUARD_WEIGHT = 0.2
+CHECKERS_ADVANCE_WEIGHT = 0.05
+
+
+# -- Evaluations -----------------------------------------------------------------------------------
+
+
+def _rows_of(board: Array, cols: int) -> Array:
+  """Row (mover's frame) of every square of a flat board `[..., N]`, as float32 `[N]`."""
+  return (jnp.arange(board.shape[-1]) // cols).astype(jnp.float32)
+
+
+def breakthrough_evaluation(state: State) -> Array:
+  """Material plus `ADVANCE_WEIGHT` times advancement, from the mover's side. Works batched."""
+  board = state.board
+  cols = state.cols
+  num_rows = board.shape[-1] // cols
+  row = _rows_of(board, cols)
+  own = (board == 1).astype(jnp.float32)
+  opp = (board == -1).astype(jnp.float32)
+  material = own.sum(-1) - opp.sum(-1)
+  advancement = (own * row).sum(-1) - (opp * (num_rows - 1 - row)).sum(-1)
+  return material + ADVANCE_WEIGHT * advancement
+
+
+def checkers_evaluation(state: State) -> Array:
+  """Material (kings `KING_WEIGHT`), back-rank guards and man advancement, mover's side."""
+  board = state.board
+  row = _rows_of(board, 8)
+  f32 = lambda x: x.astype(jnp.float32)  # noqa: E731
+  men = f32(board == 1).sum(-1) - f32(board == -1).sum(-1)
+  kings = f32(board == 2).sum(-1) - f32(board == -2).sum(-1)
+  guards = (f32(board > 0) * (row == 0)).sum(-1) - (f32(board < 0) * (row == 7)).sum(-1)
+  advancement = (f32(board == 1) * row).sum(-1) - (f32(board == -1) * (7 - row)).sum(-1)
+  return men + KING_WEIGHT * kings + GUARD_WEIGHT * guards + CHECKERS_ADVANCE_WEIGHT * advancement
+
+
+def zero_evaluation(state: State) -> Array:
+  """0 for every state (pure search)."""
+  return jnp.zeros(state.current_player.shape, jnp.float32)
+
+
+EVALUATIONS: dict[str, Evaluation] = {
+    "breakthrough": breakthrough_evaluation,
+    "checkers": checkers_evaluation,
+    "connect_four": zero_evaluation,
+    "tic_tac_toe": zero_evaluation,
+}
+
+
+# -- Search ----------------------------------------------------------------------------------------
+
+
+def child_values(env: base.Game, state: State, depth: int, evaluation: Evaluation,
+                 ply: int = 1) -> Array:
+  """`[A]` float32 negamax values of the actions of one (unbatched) live `state`.
+
+  Each value is from the side of `state.current_player`: `-inf` for an illegal action, the
+  exact score `reward * (WIN_SCORE - ply)` for an action that ends the game, else the value of
+  the child searched `depth - 1` more plies (its `evaluation` when `depth == 1`), negated when
+  the turn passes. `ply` is the number of actions from the root to the children.
+  """
+  num_actions = state.legal_action_mask.shape[-1]
+  children = jax.vmap(env.step, in_axes=(None, 0))(state, jnp.arange(num_actions))
+  if depth <= 1:
+    inner = jax.vmap(evaluation)(children)
+  else:
+    grandchildren = jax.vmap(lambda c: child_values(env, c, depth - 1, evaluation, ply + 1))(
+        children)
+    inner = jnp.max(grandchildren, axis=-1)  # -inf for a terminal child (replaced below)
+  inner = inner.astype(jnp.float32)
+  same_player = children.current_player == state.current_player
+  inner = jnp.where(same_player, inner, -inner)
+  mover_reward = jnp.take(children.rewards, state.current_player, axis=-1)
+  exact = mover_reward * (WIN_SCORE - ply)
+  values = jnp.where(children.terminated, exact, inner)
+  return jnp.where(state.legal_action_mask, values, -jnp.inf)
+
+
+def search_values(env: base.Game, states: State, *, depth: int = 2,
+                  evaluation: Evaluation | None = None, max_leaves: int = 1 << 20) -> Array:
+  """`[B, A]` root action values of a batch of states (see `child_values`), searched in chunks.
+
+  Roots are processed `max(1, max_leaves // A**depth)` at a time, which bounds the memory.
+  """
+  evaluation = _resolve_evaluation(env, evaluation)
+  batch, num_actions = states.legal_action_mask.shape
+  chunk = max(1, max_leaves // num_actions ** depth)
+  one = lambda s: child_values(env, s, depth, evaluation)  # noqa: E731
+  if chunk >= batch:
+    return jax.vmap(one)(states)
+  return jax.lax.map(one, states, batch_size=chunk)
+
+
+def _resolve_evaluation(env: base.Game, evaluation: Evaluation | str | None) -> Evaluation:
+  if evaluation is None:
+    if env.name not in EVALUATIONS:
+      raise ValueError(f"alphabeta: no default evaluation for {env.name!r}; pass evaluation=")
+    return EVALUATIONS[env.name]
+  if isinstance(evaluation, str):
+    if evaluation == "zero":
+      return zero_evaluation
+    if evaluation not in EVALUATIONS:
+      raise ValueError(f"alphabeta: unknown evaluation {evaluation!r}; available: zero, "
+                       f"{', '.join(EVALUATIONS)}")
+    return EVALUATIONS[evaluation]
+  return evaluation
+
+
+@register("alphabeta")
+def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | str | None = None,
+                   max_leaves: int = 1 << 20) -> Agent:
+  """Fixed-depth negamax agent (plays as alpha-beta would; see the module docstring).
+
+  Args:
+    env: the game.
+    depth: plies searched, 1 to `MAX_DEPTH` (3). A checkers multi-jump hop counts as a ply.
+    evaluation: leaf evaluation `state -> float32[]` from the mover's side, the name of one of
+      `EVALUATIONS` or "zero"; default `EVALUATIONS[env.name]`.
+    max_leaves: roots are searched `max(1, max_leaves // A**depth)` at a time (memory bound).
+  Returns:
+    The agent, named "alphabeta-d{depth}".
+  Raises:
+    ValueError: for a depth outside 1-3 or an unknown evaluation.
+  """
+  depth = int(depth)
+  if not 1 <= depth <= MAX_DEPTH:
+    raise ValueError(f"alphabeta: depth must be in 1..{MAX_DEPTH}, got {depth}")
+  evaluation = _resolve_evaluation(env, evaluation)
+
+  def policy(states: State, key: jax.Array) -> Array:
+    values = search_values(env, states, depth=depth, evaluation=evaluation,
+                           max_leaves=max_leaves)
+    keys = jax.random.split(key, values.shape[0])
+    return jax.vmap(argmax_random_tie)(keys, values).astype(jnp.int32)
+
+  return Agent(f"alphabeta-d{depth}", policy)
+
+
+__all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "checkers_evaluation",
+           "child_values", "make_alphabeta", "search_values", "zero_evaluation"]

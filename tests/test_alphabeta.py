@@ -1,0 +1,197 @@
+"""Tests of the fixed-depth search agent ("alphabeta")."""
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+from azjax import agents, alphabeta, arena, games
+from azjax.games import base
+
+BATCH = 4  # Every act call uses this batch size, so each agent compiles once.
+
+
+@functools.lru_cache(maxsize=None)
+def _env(name):
+  return games.make(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _agent(name, depth):
+  return agents.make("alphabeta", _env(name), depth=depth)
+
+
+def _mirror(text, swap):
+  """The drawing rotated by 180 degrees with the colours swapped (the same position for the
+  other player)."""
+  table = str.maketrans(swap)
+  ranks = [line.split(maxsplit=1)[1].replace(" ", "") for line in text.strip("\n").splitlines()]
+  ranks = [rank[::-1].translate(table) for rank in reversed(ranks)]
+  return "\n".join(" ".join(rank) for rank in ranks)
+
+
+def _mirror_move(move):
+  """"e1d2" -> "d8e7": a move's squares rotated by 180 degrees on an 8x8 board."""
+  out = ""
+  for i in range(0, len(move), 2):
+    out += "abcdefgh"[7 - "abcdefgh".index(move[i])] + str(9 - int(move[i + 1]))
+  return out
+
+
+def _moves(env, states, actions):
+  return [env.action_to_move(base.unstack_state(states, i), int(a))
+          for i, a in enumerate(np.asarray(actions))]
+
+
+def _both_colours(env, text, swap):
+  """BATCH states alternating the position for player 0 and its mirror for player 1."""
+  white = env.from_ascii(text, to_move=0)
+  black = env.from_ascii(_mirror(text, swap), to_move=1)
+  return base.stack_states([white, black] * (BATCH // 2))
+
+
+@pytest.mark.parametrize("name,depth", [("tic_tac_toe", 3), ("connect_four", 3),
+                                        ("breakthrough", 2), ("checkers", 2)])
+def test_legal_on_random_positions(name, depth):
+  env, agent = _env(name), _agent(name, depth)
+  step = jax.jit(jax.vmap(functools.partial(base.step_autoreset, env)))
+  key = jax.random.key(0)
+  states = jax.vmap(env.init)(jax.random.split(key, BATCH))
+  for round_ in range(4):
+    for _ in range(3 + round_):
+      key, k1, k2 = jax.random.split(key, 3)
+      actions = base.uniform_legal_actions(k1, states.legal_action_mask)
+      states = step(states, actions, jax.random.split(k2, BATCH))
+    key, k = jax.random.split(key)
+    actions = np.asarray(agent.act(states, k))
+    assert actions.dtype == np.int32 and actions.shape == (BATCH,)
+    mask = np.asarray(states.legal_action_mask)
+    live = ~np.asarray(states.terminated)
+    assert mask[np.arange(BATCH), actions][live].all()
+
+
+BREAKTHROUGH_WIN = """
+8 . . . . b b b b
+7 w . . . . . b .
+6 . . . . . . . .
+5 . . . . . . . .
+4 . . . w . . . .
+3 . . . . . . . .
+2 w w . . . . . .
+1 w w . . . . . .
+"""
+
+# Black's d2 threatens to reach rank 1 next move; only e1xd2 saves white. a4xb5 also captures
+# (equal material), so a depth-1 search need not find the save.
+BREAKTHROUGH_DEFEND = """
+8 . . b b b b . .
+7 . . . . . . . .
+6 . . . . . . . .
+5 . b . . . . . .
+4 w . . . . . . .
+3 . . . . . . . .
+2 . . . b . . . .
+1 . . . . w . . .
+"""
+
+# Two captures: a1xb2 must continue c3xd4 (same player moves again) and takes black's last
+# piece; e3xd4 leaves b2. Only a correct sign for the same-player hop finds the win at depth 2.
+CHECKERS_DOUBLE_JUMP = """
+8 . . . . . . . .
+7 . . . . . . . .
+6 . . . . . . . .
+5 . . . . . . . .
+4 . . . x . . . .
+3 . . . . o . . .
+2 . x . . . . . .
+1 o . . . . . . .
+"""
+
+
+def test_breakthrough_wins_in_one():
+  env = _env("breakthrough")
+  states = _both_colours(env, BREAKTHROUGH_WIN, {"w": "b", "b": "w"})
+  for depth in (1, 2):
+    moves = _moves(env, states, _agent("breakthrough", depth).act(states, jax.random.key(depth)))
+    for i, move in enumerate(moves):
+      wins = {"a7a8", "a7b8"}
+      assert move in (wins if i % 2 == 0 else {_mirror_move(m) for m in wins}), moves
+
+
+def test_breakthrough_stops_loss_in_one():
+  env = _env("breakthrough")
+  states = _both_colours(env, BREAKTHROUGH_DEFEND, {"w": "b", "b": "w"})
+  values = np.asarray(jax.jit(functools.partial(alphabeta.search_values, env, depth=2))(states))
+  moves = _moves(env, states, _agent("breakthrough", 2).act(states, jax.random.key(3)))
+  assert moves == ["e1d2", _mirror_move("e1d2")] * (BATCH // 2)
+  # Every other move loses at ply 2.
+  for i in range(BATCH):
+    legal = np.asarray(states.legal_action_mask[i])
+    best = int(np.argmax(values[i]))
+    others = np.delete(values[i], best)[np.delete(legal, best)]
+    assert np.all(others == -(alphabeta.WIN_SCORE - 2))
+    assert abs(values[i, best]) < 100
+
+
+def test_checkers_captures_last_piece_through_multi_jump():
+  env = _env("checkers")
+  states = _both_colours(env, CHECKERS_DOUBLE_JUMP, {"o": "x", "x": "o", "O": "X", "X": "O"})
+  moves = _moves(env, states, _agent("checkers", 2).act(states, jax.random.key(4)))
+  assert moves == ["a1c3", _mirror_move("a1c3")] * (BATCH // 2)
+
+
+def test_breakthrough_evaluation_by_hand():
+  env = games.make("breakthrough", rows=5, cols=5)
+  text = """
+  5 b . . . .
+  4 . . w . .
+  3 . . . w .
+  2 . b . . .
+  1 w . . . w
+  """
+  # White: pieces on rows 3, 2, 0, 0; black: rows 4 and 1, i.e. 0 and 3 rows advanced.
+  # Material 4 - 2 = 2; advancement (3 + 2) - (0 + 3) = 2; 2 + 0.1 * 2 = 2.2.
+  white = env.from_ascii(text, to_move=0)
+  black = env.from_ascii(text, to_move=1)
+  assert float(alphabeta.breakthrough_evaluation(white)) == pytest.approx(2.2)
+  assert float(alphabeta.breakthrough_evaluation(black)) == pytest.approx(-2.2)
+
+
+def test_checkers_evaluation_by_hand():
+  env = _env("checkers")
+  text = """
+  8 . x . . . . . .
+  7 . . . . . . . .
+  6 . . . . . . . .
+  5 . . . . . . . .
+  4 . . . X . . . .
+  3 . . o . . . . .
+  2 . . . . . . . .
+  1 o . O . . . . .
+  """
+  # Men 2 - 1 = 1; kings 1 - 1 = 0; guards (a1, c1) 2 - (b8) 1 = 1;
+  # advancement: own men rows 2 + 0, opponent man b8 0 rows advanced: 2.
+  # 1 + 1.5 * 0 + 0.2 * 1 + 0.05 * 2 = 1.3.
+  own = env.from_ascii(text, to_move=0)
+  opp = env.from_ascii(text, to_move=1)
+  assert float(alphabeta.checkers_evaluation(own)) == pytest.approx(1.3)
+  assert float(alphabeta.checkers_evaluation(opp)) == pytest.approx(-1.3)
+
+
+@pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 3, 20), ("connect_four", 3, 10)])
+def test_beats_random(name, depth, num_games):
+  env = _env(name)
+  result = arena.play(env, _agent(name, depth), agents.make("random", env), num_games,
+                      jax.random.key(5))
+  assert result.illegal_a == 0
+  assert result.wins >= 0.7 * num_games and result.losses <= 0.1 * num_games, result
+
+
+def test_bad_options():
+  env = _env("tic_tac_toe")
+  for depth in (0, 4):
+    with pytest.raises(ValueError, match="depth"):
+      agents.make("alphabeta", env, depth=depth)
+  with pytest.raises(ValueError, match="evaluation"):
+    agents.make("alphabeta", env, evaluation="nope")

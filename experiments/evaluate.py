@@ -22,24 +22,28 @@ from azjax import agents, arena
 
 
 def parse_opponent(env, spec: str) -> agents.Agent:
-  """"random" or "mcts:<simulations>" -> an agent."""
+  """"random", "mcts:<simulations>" or "alphabeta:<depth>" -> an agent."""
   name, _, arg = spec.partition(":")
   if name == "random" and not arg:
     return agents.make("random", env)
-  if name == "mcts":
+  if name in ("mcts", "alphabeta"):
     try:
-      simulations = int(arg or 1000)
+      number = int(arg or (1000 if name == "mcts" else 2))
     except ValueError:
-      raise ValueError(f"opponent {spec!r}: simulations must be an integer") from None
-    return agents.make("mcts", env, simulations=simulations)
-  raise ValueError(f"unknown opponent {spec!r}; use random or mcts:<simulations>")
+      raise ValueError(f"opponent {spec!r}: expected {name}:<integer>") from None
+    if name == "mcts":
+      return agents.make("mcts", env, simulations=number)
+    return agents.make("alphabeta", env, depth=number)
+  raise ValueError(f"unknown opponent {spec!r}; use random, mcts:<simulations> or "
+                   "alphabeta:<depth>")
 
 
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(prog="python -m experiments.evaluate",
                                    description=__doc__.split("\n")[0])
   parser.add_argument("--checkpoint", required=True, help="a run directory")
-  parser.add_argument("--opponents", default="random,mcts:200")
+  parser.add_argument("--opponents", default="random,mcts:200",
+                      help="comma-separated: random, mcts:<simulations>, alphabeta:<depth>")
   parser.add_argument("--games", type=int, default=200, help="games per opponent (even)")
   parser.add_argument("--simulations", type=int, default=32)
   parser.add_argument("--raw-policy", action="store_true")

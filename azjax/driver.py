@@ -216,7 +216,9 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   previous_handler = signal.signal(signal.SIGINT, on_sigint)
   start_iteration = int(state.iteration)
   last_saved = start_iteration
-  bar = _progress(config.iterations, start_iteration) if progress else None
+  # With a time budget the iteration count is only an upper bound: no misleading ETA then.
+  bar = _progress(None if config.minutes else config.iterations, start_iteration) \
+      if progress else None
   budget = config.minutes * 60 if config.minutes else math.inf
   t_start = time.time()
   t_last = t_start
@@ -275,6 +277,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       if bar is not None:
         bar.update(1)
         postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",
+                   **({"min left": f"{max(budget - (now - t_start), 0) / 60:.1f}"}
+                      if config.minutes else {}),
                    "pi": f"{row['policy_loss']:.3f}", "v": f"{row['value_loss']:.3f}"}
         postfix.update({k.split("/")[1]: f"{v:.2f}" for k, v in row.items()
                         if k.startswith("eval/") and k.endswith("/score")})

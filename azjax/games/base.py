@@ -247,6 +247,15 @@ def start_fields(legal_action_mask: Array) -> dict[str, Array]:
   )
 
 
+def piece_planes(board: Array, rows: int, cols: int) -> Array:
+  """`[..., rows, cols, 2]` float32 planes (mover's pieces, opponent's) of a flat +1/-1 board.
+
+  Works on batched boards (`[..., rows * cols]`): leading dimensions are kept.
+  """
+  board = board.reshape(board.shape[:-1] + (rows, cols))
+  return jnp.stack([board == 1, board == -1], axis=-1).astype(jnp.float32)
+
+
 def zero_sum_rewards(player: Array, mover_reward: Array) -> Array:
   """`[2]` float32 rewards: `mover_reward` to `player`, its negation to the other player.
 

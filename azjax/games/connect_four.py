@@ -100,8 +100,7 @@ class State:
 
     Works on batched states too (leading dimensions are kept).
     """
-    board = self.board.reshape(self.board.shape[:-1] + (ROWS, COLS))
-    return jnp.stack([board == 1, board == -1], axis=-1).astype(jnp.float32)
+    return base.piece_planes(self.board, ROWS, COLS)
 
 
 class ConnectFour(base.Game):

@@ -44,8 +44,7 @@ class State:
   @property
   def observation(self) -> jax.Array:
     """`[..., 3, 3, 2]` float32: planes (mover's marks, opponent's marks); works batched."""
-    board = self.board.reshape(self.board.shape[:-1] + (ROWS, COLS))
-    return jnp.stack([board == 1, board == -1], axis=-1).astype(jnp.float32)
+    return base.piece_planes(self.board, ROWS, COLS)
 
 
 class TicTacToe(base.Game):

@@ -382,18 +382,23 @@ __all__ = [
 
 
 @register("policy")
-def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "policy") -> Agent:
-  """The network's raw policy: the most probable legal action, one forward pass, no search.
+def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "policy",
+                    sample: bool = False) -> Agent:
+  """The network's raw policy: one forward pass, no search.
 
   This is the thesis' "compete" step. `model` is a Flax module from `azjax.nets.make` and
-  `variables` its variables.
+  `variables` its variables. By default it plays the most probable legal action; with
+  `sample=True` it samples from the masked softmax (two deterministic players would repeat the
+  same two games over and over, which is useless for gating).
   """
   from azjax.nets import mask_logits
 
   def policy(states: State, key: PRNGKey) -> Array:
-    del key
     logits, _ = model.apply(variables, states.observation, train=False)
-    return jnp.argmax(mask_logits(logits, states.legal_action_mask), axis=-1).astype(jnp.int32)
+    logits = mask_logits(logits, states.legal_action_mask)
+    if sample:
+      return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+    return jnp.argmax(logits, axis=-1).astype(jnp.int32)
 
   return Agent(name=name, policy=policy)
 

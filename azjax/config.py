@@ -60,6 +60,14 @@ class Config:
   weight_decay: float = 1e-4  # decoupled (adamw) or L2 in the loss (adam, sgd)
   value_weight: float = 1.0
   max_grad_norm: float = 1.0  # 0 disables clipping
+  # Gating (AlphaGo Zero, the Breakthrough thesis): self-play uses the best network so far; after
+  # each iteration's SGD the trained network plays it `gating_games` games and replaces it only
+  # with a score above `gating_threshold`. "policy" sampling from the raw policies, or "search"
+  # (Gumbel search with noise, `eval_simulations`).
+  gating: bool = False
+  gating_games: int = 32
+  gating_threshold: float = 0.55
+  gating_player: str = "policy"
   # Outer loop.
   iterations: int = 100  # upper bound; `minutes` may end the run earlier
   minutes: float = 0.0  # wall-clock budget for training; 0 = no limit
@@ -127,6 +135,10 @@ class Config:
     need(self.max_grad_norm >= 0, "max_grad_norm", "must be >= 0")
     need(0 <= self.dirichlet_fraction <= 1, "dirichlet_fraction", "must be in [0, 1]")
     need(self.optimizer in ("adamw", "adam", "sgd"), "optimizer", "use adamw, adam or sgd")
+    need(self.gating_games >= 2 and self.gating_games % 2 == 0, "gating_games",
+         "must be even and >= 2 (half the games with each colour)")
+    need(0 <= self.gating_threshold <= 1, "gating_threshold", "must be in [0, 1]")
+    need(self.gating_player in ("policy", "search"), "gating_player", "use policy or search")
     need(self.lr_schedule in ("constant", "cosine"), "lr_schedule", "use constant or cosine")
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each colour)")
     need(self.buffer_size % self.selfplay_batch == 0, "buffer_size",

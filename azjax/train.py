@@ -26,6 +26,8 @@ from azjax.games.base import Game
 class TrainState:
   params: Any
   batch_stats: Any  # BatchNorm running statistics ({} for networks without BatchNorm)
+  best_params: Any  # with gating: the network self-play uses; else {}
+  best_batch_stats: Any
   opt_state: Any
   selfplay: selfplay.SelfPlayState
   key: chex.Array  # raw uint32 PRNG key (saved in checkpoints as a plain array)
@@ -120,6 +122,32 @@ class Trainer:
     """The network's variables: `{"params"}` plus `{"batch_stats"}` for BatchNorm networks."""
     return checkpoint.model_variables(state)
 
+  def selfplay_variables(self, state: TrainState) -> dict:
+    """The network self-play uses: the best one with gating, else the current one."""
+    if not self.config.gating:
+      return self.variables(state)
+    return checkpoint.model_variables(
+        state.replace(params=state.best_params, batch_stats=state.best_batch_stats))
+
+  def gating_score(self, candidate: dict, best: dict, key: chex.Array) -> chex.Array:
+    """`[]` score (wins + draws / 2, per game) of `candidate` against `best`, both colours."""
+    from azjax import agents, arena  # Local import: agents imports this module's neighbours.
+
+    candidate = {k: v for k, v in candidate.items() if v}
+    best = {k: v for k, v in best.items() if v}
+    if self.config.gating_player == "search":
+      def player(variables):
+        return agents.make_alphazero(self.game, model=self.model, variables=variables,
+                                     simulations=self.config.eval_simulations,
+                                     algorithm=self.config.search, gumbel_scale=1.0).policy
+    else:
+      def player(variables):
+        return agents.make_raw_policy(self.game, model=self.model, variables=variables,
+                                      sample=True).policy
+    outcomes = arena.match_outcomes(self.game, player(candidate), player(best),
+                                    self.config.gating_games, self.game.max_game_length, key)
+    return jnp.mean((outcomes["outcome"] + 1.0) / 2.0)
+
   # -- Initial state --------------------------------------------------------------------------------
   def init(self, seed: int | None = None) -> TrainState:
     seed = self.config.seed if seed is None else seed
@@ -127,9 +155,14 @@ class Trainer:
     key, net_key, games_key = jax.random.split(key, 3)
     variables = nets.init_variables(self.model, net_key, self.game.observation_shape)
     params = variables["params"]
+    batch_stats = variables.get("batch_stats", {})
+    # Copies, not the same buffers: the iteration donates its whole state.
+    best = jax.tree.map(jnp.copy, (params, batch_stats)) if self.config.gating else ({}, {})
     return TrainState(
         params=params,
-        batch_stats=variables.get("batch_stats", {}),
+        batch_stats=batch_stats,
+        best_params=best[0],
+        best_batch_stats=best[1],
         opt_state=self.optimizer.init(params),
         selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
                                games_key),
@@ -169,12 +202,12 @@ class Trainer:
   def iteration(self, state: TrainState) -> tuple[TrainState, dict]:
     """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready)."""
     config = self.config
-    key, selfplay_key, sgd_key = jax.random.split(state.key, 3)
+    key, selfplay_key, sgd_key, gating_key = jax.random.split(state.key, 4)
 
-    # -- Self-play with the current network.
+    # -- Self-play with the current network (with gating: the best one so far).
     sp, stats = selfplay.play_chunk(self.game, self.eval_fn, config.search_config(),
-                                    self.variables(state), state.selfplay, selfplay_key,
-                                    config.selfplay_steps)
+                                    self.selfplay_variables(state), state.selfplay,
+                                    selfplay_key, config.selfplay_steps)
 
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):
@@ -202,8 +235,22 @@ class Trainer:
     params, batch_stats, opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new, old)
     metrics = jax.tree.map(lambda m: jnp.where(ready, m, jnp.nan), metrics)
 
+    # -- Gating: the trained network replaces the best one only if it beats it.
+    best_params, best_batch_stats = state.best_params, state.best_batch_stats
+    if config.gating:
+      gating_score = self.gating_score({"params": params, "batch_stats": batch_stats},
+                                       {"params": best_params, "batch_stats": best_batch_stats},
+                                       gating_key)
+      accept = ready & (gating_score > config.gating_threshold)
+      metrics["gating_score"] = jnp.where(ready, gating_score, jnp.nan)
+      metrics["gating_accepted"] = accept
+      best_params, best_batch_stats = jax.tree.map(
+          lambda n, b: jnp.where(accept, n, b), (params, batch_stats),
+          (best_params, best_batch_stats))
+
     new_state = state.replace(
         params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,
+        best_params=best_params, best_batch_stats=best_batch_stats,
         iteration=state.iteration + 1,
         sgd_steps=state.sgd_steps + jnp.where(ready, config.sgd_steps, 0),
         positions=state.positions + stats.moves,

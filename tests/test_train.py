@@ -320,3 +320,28 @@ def test_other_optimizers_take_a_finite_step(optimizer, schedule):
   assert np.isfinite(float(metrics["loss"]))
   changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), params, state.params)
   assert any(jax.tree.leaves(changed))
+
+
+@pytest.mark.parametrize("replaced", [False, True])
+def test_gating_keeps_or_replaces_the_best_network(replaced, monkeypatch):
+  """A score of 1 (no score can exceed the threshold of 1) keeps the initial network for
+  self-play; a match won outright (score forced to 1 against a 0.55 threshold) replaces it."""
+  config = dataclasses.replace(TINY, gating=True, gating_games=4,
+                               gating_threshold=0.55 if replaced else 1.0)
+  trainer = train.Trainer.create(config)
+  if replaced:
+    real = train.Trainer.gating_score
+    def won(self, candidate, best, key):
+      return real(self, candidate, best, key) * 0.0 + 1.0
+    monkeypatch.setattr(train.Trainer, "gating_score", won)
+  state = trainer.init()
+  initial = jax.tree.map(np.asarray, state.params)
+  iteration = jax.jit(trainer.iteration)
+  for _ in range(4):
+    state, metrics = iteration(state)
+  assert bool(metrics["trained"])
+  assert 0.0 <= float(metrics["gating_score"]) <= 1.0
+  assert bool(metrics["gating_accepted"]) == replaced
+  chex.assert_trees_all_close(state.best_params, state.params if replaced else initial)
+  moved = jax.tree.map(lambda a, b: bool(np.any(np.asarray(a) != b)), state.params, initial)
+  assert any(jax.tree.leaves(moved))  # Training went on either way.

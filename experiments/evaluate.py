@@ -6,6 +6,25 @@
 Each opponent plays `--games` games, half with each colour. `--raw-policy` evaluates the
 network's raw policy (one forward pass per move) instead of the network with search. The table
 is printed and appended to `<checkpoint>/eval.md` with the command that made it.
+
+Two other modes:
+
+    python -m experiments.evaluate --checkpoint DIR --ladder [--ladder-min 10 --ladder-max 20480]
+
+the source projects' benchmark: rollout-MCTS opponents whose simulations double from
+`--ladder-min` to `--ladder-max`, `--games` games per rung, and the same ladder played by the
+source projects' control, a 50-simulation rollout MCTS (`--no-control` skips it). The table and
+the average score over rungs are appended to `DIR/eval.md` and plotted in `DIR/ladder.png`.
+Ctrl-C stops after the current match and still writes what was played.
+
+    python -m experiments.evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
+
+a round robin: each item is a run directory (loaded with `--simulations` / `--raw-policy`) or an
+opponent spec (random, mcts:<simulations>, alphabeta:<depth>); `--checkpoint`, if given, joins
+the pool first. Every pair plays `--games` games; the Elo fit (anchored at "random" if present,
+else the first agent), its intervals and the pairwise score matrix are printed and appended to
+the `eval.md` of the first run directory (`--game` names the game when no item is a run
+directory; the tables are then only printed).
 """
 
 from __future__ import annotations
@@ -17,8 +36,11 @@ import time
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from azjax import agents, arena
+
+CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
 
 
 def parse_opponent(env, spec: str) -> agents.Agent:
@@ -38,19 +60,59 @@ def parse_opponent(env, spec: str) -> agents.Agent:
                    "alphabeta:<depth>")
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m experiments.evaluate",
                                    description=__doc__.split("\n")[0])
-  parser.add_argument("--checkpoint", required=True, help="a run directory")
+  parser.add_argument("--checkpoint", default=None,
+                      help="a run directory (required unless --pool is given)")
   parser.add_argument("--opponents", default="random,mcts:200",
                       help="comma-separated: random, mcts:<simulations>, alphabeta:<depth>")
-  parser.add_argument("--games", type=int, default=200, help="games per opponent (even)")
+  parser.add_argument("--games", type=int, default=200,
+                      help="games per opponent, rung or pair (even)")
   parser.add_argument("--simulations", type=int, default=32)
   parser.add_argument("--raw-policy", action="store_true")
   parser.add_argument("--seed", type=int, default=0)
+  mode = parser.add_mutually_exclusive_group()
+  mode.add_argument("--ladder", action="store_true",
+                    help="play the doubling ladder of rollout-MCTS opponents")
+  mode.add_argument("--pool", nargs="+", metavar="DIR_OR_SPEC",
+                    help="round robin with Elo between run directories and opponent specs")
+  parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")
+  parser.add_argument("--ladder-max", type=int, default=20480, help="last rung's simulations")
+  parser.add_argument("--no-control", action="store_true",
+                      help=f"--ladder: skip the {CONTROL_SIMULATIONS}-simulation MCTS control")
+  parser.add_argument("--game", default=None,
+                      help="--pool: the game, when no item is a run directory")
+  return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+  parser = build_parser()
   args = parser.parse_args(argv)
   if args.games <= 0 or args.games % 2:
-    parser.exit(2, f"error: --games must be positive and even, got {args.games}\n")
+    parser.error(f"--games must be positive and even, got {args.games}")
+  if args.simulations <= 0:
+    parser.error(f"--simulations must be positive, got {args.simulations}")
+  if args.pool is None and args.checkpoint is None:
+    parser.error("the following argument is required: --checkpoint (unless --pool is given)")
+  if args.ladder and not 0 < args.ladder_min <= args.ladder_max:
+    parser.error(f"--ladder needs 0 < --ladder-min <= --ladder-max, got {args.ladder_min} and "
+                 f"{args.ladder_max}")
+  command = "python -m experiments.evaluate " + " ".join(
+      map(shlex.quote, sys.argv[1:] if argv is None else argv))
+  if args.pool is not None:
+    run_pool(parser, args, command)
+  elif args.ladder:
+    run_ladder(parser, args, command)
+  else:
+    run_opponents(parser, args, command)
+
+
+# -- Default mode: a list of opponents -------------------------------------------------------------
+
+
+def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                  command: str) -> None:
   try:
     env, agent = agents.load(args.checkpoint, simulations=args.simulations,
                              raw_policy=args.raw_policy)
@@ -65,16 +127,234 @@ def main(argv: list[str] | None = None) -> None:
     result = arena.play(env, agent, opponent, args.games, match_key)
     lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
     print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
-  command = "python -m experiments.evaluate " + " ".join(map(shlex.quote, sys.argv[1:] if
-                                                              argv is None else argv))
-  with open(Path(args.checkpoint) / "eval.md", "a") as f:
-    f.write(f"\n`{command}` (backend {jax.default_backend()})\n\n" + "\n".join(lines) + "\n")
+  append_eval(args.checkpoint, command, lines)
 
 
 def table_header() -> str:
   """`MatchResult.MARKDOWN_HEADER` with a column for the match's wall time."""
   head, rule = arena.MatchResult.MARKDOWN_HEADER.split("\n")
   return f"{head} seconds |\n{rule}---|"
+
+
+def append_eval(run_dir: str | Path, command: str, lines: list[str]) -> None:
+  """Appends `lines` to `run_dir/eval.md` under the command that made them."""
+  with open(Path(run_dir) / "eval.md", "a") as f:
+    f.write(f"\n`{command}` (backend {jax.default_backend()})\n\n" + "\n".join(lines) + "\n")
+
+
+# -- Ladder ----------------------------------------------------------------------------------------
+
+LADDER_HEADER = ("| player | rung (MCTS simulations) | games | W | D | L | score | 95% CI "
+                 "| seconds |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def ladder_rungs(low: int, high: int) -> list[int]:
+  """`low, 2 low, 4 low, ...` up to `high` inclusive."""
+  rungs = [low]
+  while rungs[-1] * 2 <= high:
+    rungs.append(rungs[-1] * 2)
+  return rungs
+
+
+def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
+  try:
+    env, agent = agents.load(args.checkpoint, simulations=args.simulations,
+                             raw_policy=args.raw_policy)
+  except (FileNotFoundError, ValueError) as err:
+    parser.exit(2, f"error: {err}\n")
+  players = [agent]
+  if not args.no_control:
+    control = agents.make("mcts", env, simulations=CONTROL_SIMULATIONS)
+    players.append(agents.Agent(f"control ({control.name})", control.policy))
+  rungs = ladder_rungs(args.ladder_min, args.ladder_max)
+  # results[player name] = [(rung simulations, MatchResult), ...]
+  results: dict[str, list[tuple[int, arena.MatchResult]]] = {p.name: [] for p in players}
+  lines = [LADDER_HEADER]
+  print(LADDER_HEADER, flush=True)
+  key = jax.random.key(args.seed)
+  interrupted = False
+  try:
+    for index, sims in enumerate(rungs):
+      opponent = agents.make("mcts", env, simulations=sims)
+      for player in players:
+        key, match_key = jax.random.split(key)
+        t0 = time.time()
+        result = arena.play(env, player, opponent, args.games, match_key)
+        results[player.name].append((sims, result))
+        low, high = result.interval
+        lines.append(f"| {player.name} | {sims} | {result.num_games} | {result.wins} "
+                     f"| {result.draws} | {result.losses} | {result.score:.3f} "
+                     f"| [{low:.3f}, {high:.3f}] | {time.time() - t0:.0f} |")
+        print(lines[-1], f"  <- rung {index + 1}/{len(rungs)}", flush=True)
+  except KeyboardInterrupt:
+    interrupted = True
+    print("\ninterrupted: writing the rungs played so far", file=sys.stderr, flush=True)
+  lines.append("")
+  for name, played in results.items():
+    if played:
+      mean = np.mean([r.score for _, r in played])
+      lines.append(f"- {name}: average score {mean:.3f} over {len(played)} rung(s)"
+                   f" (MCTS {played[0][0]}..{played[-1][0]})")
+  if interrupted:
+    lines.append(f"- interrupted before the ladder ended (planned rungs {rungs[0]}.."
+                 f"{rungs[-1]})")
+  print("\n".join(lines[lines.index(""):]), flush=True)
+  if any(results.values()):
+    append_eval(args.checkpoint, command, lines)
+    path = plot_ladder(results, Path(args.checkpoint) / "ladder.png",
+                       title=f"{env.name}: score against the rollout-MCTS ladder")
+    print(f"wrote {Path(args.checkpoint) / 'eval.md'} and {path}", flush=True)
+  if interrupted:
+    sys.exit(130)
+
+
+def plot_ladder(results: dict[str, list[tuple[int, arena.MatchResult]]], path: str | Path,
+                title: str = "MCTS ladder") -> Path:
+  """Score per rung (log2 x-axis) with 95% interval error bars, one line per player."""
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  import matplotlib.ticker
+
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for name, played in results.items():
+    if not played:
+      continue
+    sims = np.array([s for s, _ in played])
+    score = np.array([r.score for _, r in played])
+    ci = np.array([r.interval for _, r in played])
+    yerr = np.stack([score - ci[:, 0], ci[:, 1] - score])
+    ax.errorbar(sims, score, yerr=yerr, marker="o", capsize=3, label=name)
+  ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+  ax.set_xscale("log", base=2)
+  ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+  ax.set_ylim(-0.02, 1.02)
+  ax.set_xlabel("opponent: rollout-MCTS simulations per move")
+  ax.set_ylabel("score (wins + draws / 2)")
+  ax.set_title(title)
+  ax.legend(fontsize=8)
+  ax.grid(True, alpha=0.3)
+  fig.tight_layout()
+  path = Path(path)
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
+
+
+# -- Pool: round robin and Elo ---------------------------------------------------------------------
+
+
+def _game_id(config) -> tuple[str, tuple]:
+  return config.game, tuple(sorted(config.game_kwargs().items()))
+
+
+def build_pool(args: argparse.Namespace) -> tuple[object, list[agents.Agent], list[str]]:
+  """`(env, agents, run directories)` of `--checkpoint` + `--pool`; raises ValueError."""
+  from azjax import checkpoint, games
+
+  items = ([args.checkpoint] if args.checkpoint is not None else []) + list(args.pool)
+  kinds = []
+  for item in items:
+    if Path(item).is_dir():
+      kinds.append(("dir", item))
+    elif "/" in item or Path(item).exists():
+      raise ValueError(f"--pool item {item!r}: no such run directory")
+    else:
+      kinds.append(("spec", item))
+  run_dirs = [item for kind, item in kinds if kind == "dir"]
+  # Check the games from config.json before loading any model.
+  games_of = {d: _game_id(checkpoint.read_config(d)) for d in run_dirs}
+  distinct = sorted({g for g in games_of.values()})
+  if args.game is not None and distinct and any(g[0] != args.game for g in distinct):
+    raise ValueError(f"--game {args.game} but the run directories are "
+                     + ", ".join(f"{d}: {g[0]}" for d, g in games_of.items()))
+  if len(distinct) > 1:
+    raise ValueError("all agents of a pool must play the same game; got "
+                     + ", ".join(f"{d}: {g[0]}{dict(g[1]) or ''}" for d, g in games_of.items()))
+  if not run_dirs and args.game is None:
+    raise ValueError("--pool without a run directory needs --game to name the game")
+  game, game_kwargs = distinct[0] if distinct else (args.game, ())
+  env = games.make(game, **dict(game_kwargs))
+  pool = []
+  for kind, item in kinds:
+    if kind == "dir":
+      _, agent = agents.load(item, simulations=args.simulations, raw_policy=args.raw_policy)
+    else:
+      try:
+        agent = parse_opponent(env, item)
+      except ValueError as err:
+        raise ValueError(f"--pool item {item!r} is neither a run directory nor an opponent "
+                         f"spec: {err}") from None
+    pool.append(agent)
+  names = [a.name for a in pool]
+  duplicates = sorted({n for n in names if names.count(n) > 1})
+  if duplicates:
+    raise ValueError(f"--pool lists the same agent twice: {', '.join(duplicates)}")
+  if len(pool) < 2:
+    raise ValueError("--pool needs at least two agents (with --checkpoint, if given)")
+  return env, pool, run_dirs
+
+
+def score_matrix_markdown(names: list[str], scores: dict[tuple[int, int], float]) -> str:
+  """Row agent's score against the column agent (`#k` columns follow the row numbering)."""
+  n = len(names)
+  lines = ["| # | agent | " + " | ".join(f"#{j + 1}" for j in range(n)) + " |",
+           "|---|---|" + "---|" * n]
+  for i, name in enumerate(names):
+    cells = ["-" if i == j else (f"{scores[i, j]:.3f}" if (i, j) in scores else "")
+             for j in range(n)]
+    lines.append(f"| {i + 1} | {name} | " + " | ".join(cells) + " |")
+  return "\n".join(lines)
+
+
+def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
+  # Parse the specs first with a placeholder game so a typo fails before any model loads.
+  for item in args.pool:
+    if not Path(item).is_dir() and "/" not in item:
+      name = item.partition(":")[0]
+      if name not in ("random", "mcts", "alphabeta"):
+        parser.exit(2, f"error: --pool item {item!r} is neither a run directory nor an opponent "
+                       "spec (random, mcts:<simulations>, alphabeta:<depth>)\n")
+  try:
+    env, pool, run_dirs = build_pool(args)
+  except (FileNotFoundError, ValueError) as err:
+    parser.exit(2, f"error: {err}\n")
+  names = [a.name for a in pool]
+  anchor = names.index("random") if "random" in names else 0
+  lines = [table_header()]
+  print(lines[0], flush=True)
+  rows, scores = [], {}
+  key = jax.random.key(args.seed)
+  interrupted = False
+  pairs = [(i, j) for i in range(len(pool)) for j in range(i + 1, len(pool))]
+  try:
+    for number, (i, j) in enumerate(pairs):
+      key, match_key = jax.random.split(key)
+      t0 = time.time()
+      result = arena.play(env, pool[i], pool[j], args.games, match_key)
+      rows.append(result.elo_row(i, j))
+      scores[i, j], scores[j, i] = result.score, 1.0 - result.score
+      lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
+      print(lines[-1], f"  <- pair {number + 1}/{len(pairs)}", flush=True)
+  except KeyboardInterrupt:
+    interrupted = True
+    print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
+  tail = ["", f"Elo (anchor {names[anchor]} = 0):", ""]
+  try:
+    tail.append(arena.fit_elo(names, rows, anchor=anchor).markdown())
+  except ValueError as err:
+    tail.append(f"no Elo fit: {err}")
+  tail += ["", "Pairwise scores (row agent against column agent):", "",
+           score_matrix_markdown(names, scores)]
+  if interrupted:
+    tail += ["", f"- interrupted after {len(rows)} of {len(pairs)} pairs"]
+  lines += tail
+  print("\n".join(tail), flush=True)
+  if run_dirs and rows:
+    append_eval(run_dirs[0], command, lines)
+    print(f"wrote {Path(run_dirs[0]) / 'eval.md'}", flush=True)
+  if interrupted:
+    sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+"""The `python -m experiments.evaluate` command line: --ladder, --pool and argument errors."""
+
+import json
+import shutil
+
+import pytest
+
+from azjax import driver
+from azjax.config import Config
+from experiments import evaluate
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+  """A tiny tic-tac-toe run directory (one training iteration, nothing evaluated)."""
+  path = tmp_path_factory.mktemp("evaluate_cli") / "ttt"
+  config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
+                  simulations=4, selfplay_batch=8, selfplay_steps=2, buffer_size=64,
+                  min_buffer=8, train_batch=8, sgd_steps=1, iterations=1, eval_every=0,
+                  eval_games=0, checkpoint_every=0)
+  driver.train_and_evaluate(config, path, progress=False)
+  return path
+
+
+def _error(capsys, argv) -> str:
+  """Runs `main(argv)`, expects exit status 2 and returns stderr."""
+  with pytest.raises(SystemExit) as exc:
+    evaluate.main(argv)
+  assert exc.value.code == 2
+  return capsys.readouterr().err
+
+
+def test_ladder_rungs():
+  assert evaluate.ladder_rungs(10, 20480) == [10 * 2**k for k in range(12)]
+  assert evaluate.ladder_rungs(2, 9) == [2, 4, 8]
+  assert evaluate.ladder_rungs(5, 5) == [5]
+
+
+def test_ladder_writes_table_and_plot(run_dir, capsys):
+  evaluate.main(["--checkpoint", str(run_dir), "--ladder", "--ladder-min", "2", "--ladder-max",
+                 "8", "--games", "4", "--raw-policy"])  # Raw policy: compiles faster.
+  out = capsys.readouterr().out
+  assert "rung 3/3" in out
+  text = (run_dir / "eval.md").read_text()
+  assert "--ladder" in text
+  rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+  players = {row.split("|")[1].strip() for row in rows[1:]}
+  assert len(rows) == 1 + 3 * 2, rows  # Header, 3 rungs for the agent and for the control.
+  assert any(p.startswith("control (mcts-50)") for p in players)
+  assert sorted(int(row.split("|")[2]) for row in rows[1:]) == [2, 2, 4, 4, 8, 8]
+  assert text.count("average score") == 2
+  png = (run_dir / "ladder.png").read_bytes()
+  assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+def test_pool_writes_elo_table(run_dir, capsys):
+  evaluate.main(["--pool", str(run_dir), "random", "mcts:4", "--games", "4", "--raw-policy"])
+  out = capsys.readouterr().out
+  assert "Elo (anchor random = 0)" in out
+  text = (run_dir / "eval.md").read_text()
+  assert "--pool" in text and "| agent | Elo | 95% CI |" in text
+  assert "| random | +0 | [+0, +0] |" in text
+  assert "Pairwise scores" in text and "| 3 | mcts-4 |" in text
+  assert "pair 3/3" in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--games", "3"], "--games must be positive and even, got 3"),
+    (["--pool", "random", "bogus:3"], "'bogus:3' is neither a run directory nor an opponent"),
+    (["--pool", "random", "mcts:x", "--game", "tic_tac_toe"], "expected mcts:<integer>"),
+    (["--pool", "random", "mcts:4"], "needs --game"),
+    (["--pool", "random", "no/such/dir"], "no such run directory"),
+    (["--pool", "random", "--game", "tic_tac_toe"], "at least two agents"),
+    (["--pool", "random", "random", "--game", "tic_tac_toe"], "the same agent twice"),
+    (["--ladder", "--pool", "random"], "not allowed with argument"),
+])
+def test_bad_arguments(capsys, extra, message):
+  assert message in _error(capsys, extra)
+
+
+def test_missing_checkpoint(capsys):
+  err = _error(capsys, ["--games", "4"])
+  assert "--checkpoint" in err and "--pool" in err
+  err = _error(capsys, ["--ladder", "--games", "4"])
+  assert "required: --checkpoint" in err
+
+
+def test_bad_ladder_bounds(run_dir, capsys):
+  err = _error(capsys, ["--checkpoint", str(run_dir), "--ladder", "--ladder-min", "8",
+                        "--ladder-max", "4"])
+  assert "--ladder-min" in err
+
+
+def test_pool_of_mixed_games(run_dir, tmp_path, capsys):
+  other = tmp_path / "c4"
+  other.mkdir()
+  config = json.loads((run_dir / "config.json").read_text())
+  config["game"] = "connect_four"
+  (other / "config.json").write_text(json.dumps(config))
+  err = _error(capsys, ["--pool", str(run_dir), str(other), "--games", "4"])
+  assert "same game" in err and "connect_four" in err and "tic_tac_toe" in err
+  shutil.rmtree(other)

@@ -99,6 +99,19 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
   return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
+  """Labels a plot over self-play positions, writes it to `path` and closes it."""
+  import matplotlib.pyplot as plt
+  ax.set_xlabel("self-play positions")
+  ax.set_ylabel(ylabel)
+  ax.legend()
+  ax.set_title(title)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
+
+
 def plot_run(run_dir: Path) -> list[Path]:
   """Writes losses.png and winrate.png from metrics.jsonl; returns their paths."""
   import matplotlib
@@ -114,15 +127,8 @@ def plot_run(run_dir: Path) -> list[Path]:
   for key in ("policy_loss", "value_loss"):
     y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
     ax.plot(x, y, label=key)
-  ax.set_xlabel("self-play positions")
-  ax.set_ylabel("loss")
-  ax.legend()
-  ax.set_title(f"{run_dir.name}: training losses")
-  fig.tight_layout()
-  path = run_dir / "losses.png"
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  out.append(path)
+  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses",
+                     run_dir / "losses.png"))
 
   evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
   if evals:
@@ -134,15 +140,8 @@ def plot_run(run_dir: Path) -> list[Path]:
       px, py, pe = map(np.array, zip(*pts))
       ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("self-play positions")
-    ax.set_ylabel("score (win = 1, draw = 1/2)")
-    ax.legend()
-    ax.set_title(f"{run_dir.name}: score against baselines")
-    fig.tight_layout()
-    path = run_dir / "winrate.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    out.append(path)
+    out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
+                       f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
   return out
 
 

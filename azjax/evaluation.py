@@ -11,7 +11,6 @@ from typing import Any
 import jax
 
 from azjax import agents, arena
-from azjax.search import search
 
 
 class Evaluator:
@@ -30,9 +29,13 @@ class Evaluator:
     ]
 
     def match(variables, key, opponent_policy):
-      def az_policy(states, key):
-        return search(game, trainer.eval_fn, search_config, variables, states, key).action
-      return arena.match_outcomes(game, az_policy, opponent_policy, self.num_games,
+      # Built at trace time from the traced variables, so nothing is baked into the compile.
+      az = agents.make_alphazero(
+          game, model=trainer.model, variables=variables,
+          simulations=search_config.simulations, algorithm=search_config.algorithm,
+          max_num_considered_actions=search_config.max_num_considered_actions,
+          pb_c_init=search_config.pb_c_init)
+      return arena.match_outcomes(game, az.policy, opponent_policy, self.num_games,
                                   game.max_game_length, key)
 
     self._matches = {

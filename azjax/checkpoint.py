@@ -7,6 +7,8 @@ A run directory holds:
                            replay buffer, games in progress, RNG key, counters), item "model"
                            (parameters and BatchNorm statistics only) and item "meta" (JSON)
     model/                 orbax: the final "model" item alone (small; what `agents.load` reads)
+    models/<iteration>/    orbax: the "model" item of every checkpoint, all kept (small), for
+                           Elo over training (`experiments.evaluate --progress`) and probing
 
 Stopping and resuming from `checkpoints/` continues the very same run.
 """
@@ -81,18 +83,37 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
   return restored.state, restored.meta
 
 
-def save_model(run_dir: str | os.PathLike, variables: dict) -> Path:
-  """Writes the model item alone to `run_dir/model` (replacing an older one)."""
-  path = Path(run_dir).absolute() / "model"
+def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = None) -> Path:
+  """Writes the model item alone to `run_dir/model`, or with `step` to `run_dir/models/<step>`
+  (replacing an older one at that path)."""
+  path = Path(run_dir).absolute() / ("model" if step is None else f"models/{int(step)}")
   checkpointer = ocp.StandardCheckpointer()
   checkpointer.save(path, variables, force=True)
   checkpointer.wait_until_finished()
   return path
 
 
-def load_model(run_dir: str | os.PathLike, abstract_variables: dict) -> dict:
-  """Reads `run_dir/model`, or else the model item of the latest checkpoint."""
+def list_models(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
+  """The per-checkpoint snapshots `[(iteration, path)]` of `run_dir/models`, oldest first."""
+  root = Path(run_dir).absolute() / "models"
+  if not root.is_dir():
+    return []
+  found = [(int(p.name), p) for p in root.iterdir() if p.is_dir() and p.name.isdigit()]
+  return sorted(found)
+
+
+def load_model(run_dir: str | os.PathLike, abstract_variables: dict,
+               step: int | None = None) -> dict:
+  """Reads `run_dir/model` (or with `step`, the snapshot `run_dir/models/<step>`), or else the
+  model item of the latest checkpoint."""
   target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
+  if step is not None:
+    path = Path(run_dir).absolute() / "models" / str(int(step))
+    if not path.exists():
+      have = ", ".join(str(s) for s, _ in list_models(run_dir)) or "none"
+      raise FileNotFoundError(f"{run_dir}: no model snapshot for iteration {step} "
+                              f"(snapshots: {have})")
+    return ocp.StandardCheckpointer().restore(path, target)
   path = Path(run_dir).absolute() / "model"
   if path.exists():
     return ocp.StandardCheckpointer().restore(path, target)

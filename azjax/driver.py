@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from azjax import checkpoint
@@ -164,6 +165,28 @@ def _check_resumable(config: Config, run_dir: Path) -> None:
                      + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
 
 
+def _save(mngr, run_dir: Path, state) -> None:
+  """A resumable checkpoint plus a small snapshot of the network in `models/<iteration>`."""
+  it = int(state.iteration)
+  checkpoint.save(mngr, it, state, {"iteration": it})
+  checkpoint.save_model(run_dir, Trainer.variables(state), step=it)
+
+
+def _warm_start(trainer: Trainer, state, source: str | Path):
+  """`state` with the network of run directory `source` (fresh optimizer state)."""
+  saved = checkpoint.read_config(source)
+  if saved.net_config() != trainer.config.net_config() or saved.game_kwargs() != \
+      trainer.config.game_kwargs() or saved.game != trainer.config.game:
+    raise ValueError(f"--init-from {source}: its game or network ({saved.game}, "
+                     f"{saved.net_config()}) differs from this run's")
+  variables = checkpoint.load_model(source, Trainer.variables(state))
+  params = variables["params"]
+  batch_stats = variables.get("batch_stats", {})
+  best = jax.tree.map(jnp.copy, (params, batch_stats)) if trainer.config.gating else ({}, {})
+  return state.replace(params=params, batch_stats=batch_stats, best_params=best[0],
+                       best_batch_stats=best[1], opt_state=trainer.optimizer.init(params))
+
+
 def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
   """Metrics columns of an evaluation: each opponent's score and 95% interval half-width."""
   row = {f"eval/{name}/score": r.score for name, r in results.items()}
@@ -174,7 +197,8 @@ def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
 
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
                        progress: bool = True, tensorboard: bool = False,
-                       max_iterations: int | None = None) -> Summary:
+                       max_iterations: int | None = None,
+                       init_from: str | Path | None = None) -> Summary:
   """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
 
   Args:
@@ -183,6 +207,9 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
     resume: continue from the latest checkpoint in `run_dir` (whose config must match).
     progress: show a progress bar.
     max_iterations: stop after this many iterations in this call (tests; resumable).
+    init_from: a run directory whose network (of the same shape) starts this run: a warm start
+      with a fresh optimizer, replay buffer and games (e.g. to go on training on a new machine
+      when the whole state is too big to carry). Ignored when resuming.
   Raises:
     ValueError: bad config, or a resume whose config differs from the saved one.
     NaNLossError: a loss became NaN; the last good checkpoint is kept.
@@ -199,6 +226,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   elif not resume and mngr.latest_step() is not None:
     raise ValueError(f"{run_dir} already holds checkpoints: pass --resume to continue that run "
                      "or choose another run directory")
+  elif init_from is not None:
+    state = _warm_start(trainer, state, init_from)
   iteration_fn = trainer.jit_iteration()
   evaluator = Evaluator(trainer)
   writer = _MetricsWriter(run_dir, tensorboard)
@@ -271,7 +300,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
         row.update(evaluate(state))
       writer.write(row)
       if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
-        checkpoint.save(mngr, it, state, {"iteration": it})
+        _save(mngr, run_dir, state)
         last_saved = it
       if bar is not None:
         bar.update(1)
@@ -288,7 +317,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       bar.close()
   it = int(state.iteration)
   if it != last_saved:
-    checkpoint.save(mngr, it, state, {"iteration": it})
+    _save(mngr, run_dir, state)
   model_dir = checkpoint.save_model(run_dir, Trainer.variables(state))
   plots = plot_run(run_dir)
   return Summary(run_dir=run_dir, iterations=it, positions=int(state.positions),

@@ -38,6 +38,9 @@ def main(game: str, argv: list[str] | None = None) -> None:
   parser.add_argument("--run-dir", default=None,
                       help="where metrics, plots and checkpoints go (default results/<preset>)")
   parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+  parser.add_argument("--init-from", default=None, metavar="RUN_DIR",
+                      help="start from the network of another run (same game and network; "
+                      "fresh optimizer, buffer and games)")
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
   parser.add_argument("--print-config", action="store_true", help="print the config and exit")
@@ -55,7 +58,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
   from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume,
-                                 progress=not args.no_progress, tensorboard=args.tensorboard)
+                                 progress=not args.no_progress, tensorboard=args.tensorboard,
+                                 init_from=args.init_from)
   except (ValueError, FileNotFoundError, NaNLossError) as err:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)

@@ -1,0 +1,41 @@
+"""The outer loop's files: per-checkpoint network snapshots and warm starts from another run."""
+
+import dataclasses
+
+import chex
+import pytest
+
+from azjax import checkpoint, train
+from azjax.config import Config
+from azjax.driver import train_and_evaluate
+
+TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
+              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
+              min_buffer=32, train_batch=32, sgd_steps=2, iterations=5, eval_every=0,
+              eval_games=0, checkpoint_every=2)
+
+
+def test_snapshots_every_checkpoint_and_warm_start(tmp_path):
+  summary = train_and_evaluate(TINY, tmp_path / "a", progress=False)
+  # Checkpoints at 2 and 4, and the last iteration (5): all snapshots kept.
+  assert [step for step, _ in checkpoint.list_models(tmp_path / "a")] == [2, 4, 5]
+  trainer = train.Trainer.create(TINY)
+  abstract = train.Trainer.variables(trainer.init())
+  final = checkpoint.load_model(tmp_path / "a", abstract)
+  chex.assert_trees_all_close(checkpoint.load_model(tmp_path / "a", abstract, step=5), final)
+  with pytest.raises(FileNotFoundError, match="no model snapshot for iteration 3"):
+    checkpoint.load_model(tmp_path / "a", abstract, step=3)
+  assert summary.iterations == 5
+
+  # A warm start begins from those parameters: one iteration whose buffer is not ready yet
+  # (no SGD) must end with exactly the source's network.
+  config = dataclasses.replace(TINY, iterations=1, min_buffer=TINY.buffer_size)
+  train_and_evaluate(config, tmp_path / "b", progress=False, init_from=tmp_path / "a")
+  chex.assert_trees_all_close(checkpoint.load_model(tmp_path / "b", abstract), final)
+
+
+def test_warm_start_refuses_another_network(tmp_path):
+  train_and_evaluate(dataclasses.replace(TINY, iterations=1), tmp_path / "a", progress=False)
+  other = dataclasses.replace(TINY, hidden=16, iterations=1)
+  with pytest.raises(ValueError, match="--init-from"):
+    train_and_evaluate(other, tmp_path / "b", progress=False, init_from=tmp_path / "a")

@@ -426,8 +426,30 @@ def make_alphazero(env: base.Game, *, model: Any, variables: Any, simulations: i
   return Agent(name=name or f"az-{algorithm}{simulations}", policy=policy)
 
 
+def load_network(run_dir: str, *, compute_dtype: str | None = None):
+  """`(config, env, model, abstract variables)` of a run directory, without loading weights
+  (`azjax.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
+  build many players over one network shape, e.g. every snapshot of a run. The compute dtype
+  defaults as in `load`."""
+  import dataclasses  # noqa: PLC0415
+
+  from azjax import checkpoint, games, nets
+
+  config = checkpoint.read_config(run_dir)
+  env = games.make(config.game, **config.game_kwargs())
+  net_config = config.net_config()
+  if compute_dtype is None and jax.default_backend() == "cpu":
+    compute_dtype = "float32"
+  if compute_dtype is not None:
+    net_config = dataclasses.replace(net_config, dtype=compute_dtype)
+  model = nets.make(net_config, env.num_actions)
+  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
+  return config, env, model, abstract
+
+
 def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
-         raw_policy: bool = False) -> tuple[base.Game, Agent]:
+         raw_policy: bool = False, step: int | None = None,
+         compute_dtype: str | None = None) -> tuple[base.Game, Agent]:
   """The game and the trained agent of a run directory (see `azjax.checkpoint`).
 
   Args:
@@ -435,15 +457,15 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     simulations: search simulations per move.
     algorithm: "gumbel" or "puct"; default: the run's own search.
     raw_policy: play the network's raw policy instead (no search).
+    step: load the snapshot `models/<step>` instead of the final network.
+    compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
+      float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
   """
-  from azjax import checkpoint, games, nets
+  from azjax import checkpoint
 
-  config = checkpoint.read_config(run_dir)
-  env = games.make(config.game, **config.game_kwargs())
-  model = nets.make(config.net_config(), env.num_actions)
-  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
-  variables = checkpoint.load_model(run_dir, abstract)
-  label = f"{config.game}:{run_dir}".rstrip("/")
+  config, env, model, abstract = load_network(run_dir, compute_dtype=compute_dtype)
+  variables = checkpoint.load_model(run_dir, abstract, step=step)
+  label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
   if raw_policy:
     return env, make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
   algorithm = algorithm or config.search

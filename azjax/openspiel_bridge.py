@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azjax import arena
 from azjax.agents import Agent
 from azjax.games import base
 
@@ -105,8 +106,20 @@ def openspiel_random_factory(game, player_id: int, seed: int):
 
 
 def openspiel_mcts_bot(game, simulations: int, seed: int, *, uct_c: float = 2.0,
-                       rollouts: int = 1, solve: bool = True):
-  """OpenSpiel's `MCTSBot` with `RandomRolloutEvaluator` (random playouts)."""
+                       rollouts: int = 1, solve: bool = True, backend: str = "cpp"):
+  """OpenSpiel's `MCTSBot` with `RandomRolloutEvaluator` (random playouts).
+
+  `backend="cpp"` is the C++ bot (`pyspiel.MCTSBot`, about 15k simulations/s on Breakthrough
+  8x8 here, so 10k-simulation opponents are practical); "python" is
+  `open_spiel.python.algorithms.mcts`, the same algorithm some 50x slower.
+  """
+  if backend == "cpp":
+    import pyspiel  # noqa: PLC0415
+
+    evaluator = pyspiel.RandomRolloutEvaluator(rollouts, seed)
+    return pyspiel.MCTSBot(game, evaluator, uct_c, simulations, 1000, solve, seed, False)
+  if backend != "python":
+    raise ValueError(f"openspiel_mcts_bot: backend must be 'cpp' or 'python', got {backend!r}")
   from open_spiel.python.algorithms import mcts  # noqa: PLC0415
 
   rng = np.random.RandomState(seed)
@@ -192,19 +205,34 @@ def play_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num
   """
   if num_games <= 0 or num_games % 2:
     raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
+  result = match_vs_openspiel(env, agent, bot_factory, num_games, seed, max_steps=max_steps)
+  return result.wins, result.draws, result.losses
+
+
+def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num_games: int,
+                       seed: int, *, bot_name: str = "openspiel-bot",
+                       max_steps: int | None = None) -> arena.MatchResult:
+  """`play_vs_openspiel` as an `arena.MatchResult` (with the per-colour split), so matches
+  against OpenSpiel's bots go into the same tables, intervals and Elo fits as the others."""
+  if num_games <= 0 or num_games % 2:
+    raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
   game = openspiel_game(env)
   step_fn = jax.jit(env.step)
   key = jax.random.key(seed)
-  counts = [0, 0, 0]
+  per_colour = [[0, 0, 0], [0, 0, 0]]  # [agent_player][win, draw, loss]
   for i in range(num_games):
     agent_player = i % 2
     bot = bot_factory(game, 1 - agent_player, seed + i)
     result = play_game(env, agent, bot, agent_player, jax.random.fold_in(key, i), game=game,
                        step_fn=step_fn, max_steps=max_steps)
-    counts[0 if result > 0 else 1 if result == 0 else 2] += 1
-  return tuple(counts)
+    per_colour[agent_player][0 if result > 0 else 1 if result == 0 else 2] += 1
+  first, second = tuple(per_colour[0]), tuple(per_colour[1])
+  return arena.MatchResult(agent_a=agent.name, agent_b=bot_name, game=env.name,
+                           wins=first[0] + second[0], draws=first[1] + second[1],
+                           losses=first[2] + second[2], first=first, second=second)
 
 
-__all__ = ["NotationMismatch", "azjax_keys", "openspiel_game", "openspiel_keys",
+__all__ = ["NotationMismatch", "azjax_keys", "match_vs_openspiel", "openspiel_game",
+           "openspiel_keys",
            "openspiel_mcts_bot", "openspiel_mcts_factory", "openspiel_random_factory",
            "play_game", "play_vs_openspiel"]

@@ -7,15 +7,22 @@ Each opponent plays `--games` games, half with each colour. `--raw-policy` evalu
 network's raw policy (one forward pass per move) instead of the network with search. The table
 is printed and appended to `<checkpoint>/eval.md` with the command that made it.
 
-Two other modes:
+Three other modes:
 
     python -m experiments.evaluate --checkpoint DIR --ladder [--ladder-min 10 --ladder-max 20480]
 
 the source projects' benchmark: rollout-MCTS opponents whose simulations double from
 `--ladder-min` to `--ladder-max`, `--games` games per rung, and the same ladder played by the
 source projects' control, a 50-simulation rollout MCTS (`--no-control` skips it). The table and
-the average score over rungs are appended to `DIR/eval.md` and plotted in `DIR/ladder.png`.
+the average score over rungs are appended to `DIR/eval.md` and plotted in `DIR/ladder.png`
+(`--engine openspiel`: OpenSpiel's C++ rollout MCTS as the rungs, `DIR/ladder_openspiel.png`).
 Ctrl-C stops after the current match and still writes what was played.
+
+    python -m experiments.evaluate --checkpoint DIR --progress [--opponents random,mcts:200]
+
+the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
+each plays the `--opponents` anchors and the snapshot before it, one maximum-likelihood fit
+rates them all, and `DIR/progress.png` plots Elo over training minutes.
 
     python -m experiments.evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
@@ -30,6 +37,7 @@ directory; the tables are then only printed).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 import time
@@ -43,11 +51,28 @@ from azjax import agents, arena
 CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
 
 
-def parse_opponent(env, spec: str) -> agents.Agent:
-  """"random", "mcts:<simulations>" or "alphabeta:<depth>" -> an agent."""
+@dataclasses.dataclass(frozen=True)
+class OpenSpielMCTS:
+  """OpenSpiel's C++ rollout MCTS as an opponent (played one game at a time, on the host)."""
+
+  simulations: int
+
+  @property
+  def name(self) -> str:
+    return f"openspiel-mcts{self.simulations}"
+
+
+def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
+  """"random", "mcts:<simulations>", "alphabeta:<depth>" or "openspiel-mcts:<simulations>"
+  -> an agent (or the OpenSpiel opponent)."""
   name, _, arg = spec.partition(":")
   if name == "random" and not arg:
     return agents.make("random", env)
+  if name == "openspiel-mcts":
+    try:
+      return OpenSpielMCTS(int(arg or 1000))
+    except ValueError:
+      raise ValueError(f"opponent {spec!r}: expected openspiel-mcts:<integer>") from None
   if name in ("mcts", "alphabeta"):
     try:
       number = int(arg or (1000 if name == "mcts" else 2))
@@ -56,8 +81,21 @@ def parse_opponent(env, spec: str) -> agents.Agent:
     if name == "mcts":
       return agents.make("mcts", env, simulations=number)
     return agents.make("alphabeta", env, depth=number)
-  raise ValueError(f"unknown opponent {spec!r}; use random, mcts:<simulations> or "
-                   "alphabeta:<depth>")
+  raise ValueError(f"unknown opponent {spec!r}; use random, mcts:<simulations>, "
+                   "alphabeta:<depth> or openspiel-mcts:<simulations>")
+
+
+def play(env, player: agents.Agent, opponent: agents.Agent | OpenSpielMCTS, games: int,
+         key: jax.Array) -> arena.MatchResult:
+  """A colour-balanced match: batched in JAX, or game by game against OpenSpiel's bot."""
+  if isinstance(opponent, OpenSpielMCTS):
+    from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
+
+    seed = int(jax.random.randint(key, (), 0, 2**30))
+    return openspiel_bridge.match_vs_openspiel(
+        env, player, openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games,
+        seed, bot_name=opponent.name)
+  return arena.play(env, player, opponent, games, key)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--checkpoint", default=None,
                       help="a run directory (required unless --pool is given)")
   parser.add_argument("--opponents", default="random,mcts:200",
-                      help="comma-separated: random, mcts:<simulations>, alphabeta:<depth>")
+                      help="comma-separated: random, mcts:<simulations>, alphabeta:<depth>, "
+                      "openspiel-mcts:<simulations> (OpenSpiel's C++ rollout MCTS)")
   parser.add_argument("--games", type=int, default=200,
                       help="games per opponent, rung or pair (even)")
   parser.add_argument("--simulations", type=int, default=32)
@@ -77,8 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="play the doubling ladder of rollout-MCTS opponents")
   mode.add_argument("--pool", nargs="+", metavar="DIR_OR_SPEC",
                     help="round robin with Elo between run directories and opponent specs")
+  mode.add_argument("--progress", action="store_true",
+                    help="Elo of every network snapshot of the run (models/<iteration>) over "
+                    "training time, anchored by --opponents")
   parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")
   parser.add_argument("--ladder-max", type=int, default=20480, help="last rung's simulations")
+  parser.add_argument("--engine", choices=("azjax", "openspiel"), default="azjax",
+                      help="--ladder: whose rollout MCTS the rungs are: azjax's batched UCT, or "
+                      "OpenSpiel's C++ MCTSBot (game by game; faster at high simulations on "
+                      "a CPU)")
   parser.add_argument("--no-control", action="store_true",
                       help=f"--ladder: skip the {CONTROL_SIMULATIONS}-simulation MCTS control")
   parser.add_argument("--game", default=None,
@@ -102,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
       map(shlex.quote, sys.argv[1:] if argv is None else argv))
   if args.pool is not None:
     run_pool(parser, args, command)
+  elif args.progress:
+    run_progress(parser, args, command)
   elif args.ladder:
     run_ladder(parser, args, command)
   else:
@@ -124,7 +172,7 @@ def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
   for opponent in opponents:
     key, match_key = jax.random.split(key)
     t0 = time.time()
-    result = arena.play(env, agent, opponent, args.games, match_key)
+    result = play(env, agent, opponent, args.games, match_key)
     lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
     print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
   append_eval(args.checkpoint, command, lines)
@@ -175,11 +223,12 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   interrupted = False
   try:
     for index, sims in enumerate(rungs):
-      opponent = agents.make("mcts", env, simulations=sims)
+      opponent = (OpenSpielMCTS(sims) if args.engine == "openspiel" else
+                  agents.make("mcts", env, simulations=sims))
       for player in players:
         key, match_key = jax.random.split(key)
         t0 = time.time()
-        result = arena.play(env, player, opponent, args.games, match_key)
+        result = play(env, player, opponent, args.games, match_key)
         results[player.name].append((sims, result))
         low, high = result.interval
         lines.append(f"| {player.name} | {sims} | {result.num_games} | {result.wins} "
@@ -201,8 +250,9 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   print("\n".join(lines[lines.index(""):]), flush=True)
   if any(results.values()):
     append_eval(args.checkpoint, command, lines)
-    path = plot_ladder(results, Path(args.checkpoint) / "ladder.png",
-                       title=f"{env.name}: score against the rollout-MCTS ladder")
+    name = "ladder.png" if args.engine == "azjax" else f"ladder_{args.engine}.png"
+    path = plot_ladder(results, Path(args.checkpoint) / name,
+                       title=f"{env.name}: score against the rollout-MCTS ladder ({args.engine})")
     print(f"wrote {Path(args.checkpoint) / 'eval.md'} and {path}", flush=True)
   if interrupted:
     sys.exit(130)
@@ -285,6 +335,9 @@ def build_pool(args: argparse.Namespace) -> tuple[object, list[agents.Agent], li
       except ValueError as err:
         raise ValueError(f"--pool item {item!r} is neither a run directory nor an opponent "
                          f"spec: {err}") from None
+      if isinstance(agent, OpenSpielMCTS):
+        raise ValueError(f"--pool item {item!r}: OpenSpiel opponents play only in the default "
+                         "mode and --ladder --engine openspiel")
     pool.append(agent)
   names = [a.name for a in pool]
   duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -355,6 +408,139 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
     print(f"wrote {Path(run_dirs[0]) / 'eval.md'}", flush=True)
   if interrupted:
     sys.exit(130)
+
+
+# -- Progress: Elo of every snapshot over training ------------------------------------------------
+
+
+def _training_minutes(run_dir: Path) -> dict[int, float]:
+  """`{iteration: minutes of training}` from the run's metrics, where it has them."""
+  from azjax.driver import read_metrics  # noqa: PLC0415
+
+  try:
+    rows = read_metrics(run_dir)
+  except FileNotFoundError:
+    return {}
+  return {int(r["iteration"]): float(r["seconds"]) / 60 for r in rows
+          if r.get("seconds") not in (None, "")}
+
+
+def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 command: str) -> None:
+  """Each snapshot plays every `--opponents` anchor and the snapshot before it; one Elo fit.
+
+  The anchors tie the scale down (Elo 0 = uniform random when it is an anchor), the chain of
+  neighbouring snapshots separates checkpoints that all beat the anchors. Every match reuses
+  one compiled program: the networks' variables are arguments, not constants.
+  """
+  from azjax import checkpoint  # noqa: PLC0415
+
+  run_dir = Path(args.checkpoint)
+  try:
+    config, env, model, abstract = agents.load_network(str(run_dir))
+    snapshots = checkpoint.list_models(run_dir)
+    if not snapshots:
+      raise FileNotFoundError(f"{run_dir}: no network snapshots in models/ (runs write one at "
+                              "every checkpoint)")
+    anchors = [parse_opponent(env, spec) for spec in args.opponents.split(",")]
+    if any(isinstance(a, OpenSpielMCTS) for a in anchors):
+      raise ValueError("--progress: anchors must be azjax opponents (random, mcts:<n>, "
+                       "alphabeta:<d>)")
+  except (FileNotFoundError, ValueError) as err:
+    parser.exit(2, f"error: {err}\n")
+
+  def player(variables):
+    if args.raw_policy:
+      return agents.make_raw_policy(env, model=model, variables=variables).policy
+    return agents.make_alphazero(env, model=model, variables=variables,
+                                 simulations=args.simulations, algorithm=config.search).policy
+
+  def outcomes_fn(policy_a, policy_b, key):
+    return arena.match_outcomes(env, policy_a, policy_b, args.games, env.max_game_length, key)
+
+  vs_anchor = {a.name: jax.jit(lambda v, k, p=a.policy: outcomes_fn(player(v), p, k))
+               for a in anchors}
+  vs_snapshot = jax.jit(lambda va, vb, k: outcomes_fn(player(va), player(vb), k))
+
+  names = [f"it{step}" for step, _ in snapshots] + [a.name for a in anchors]
+  index = {name: i for i, name in enumerate(names)}
+  lines = [table_header()]
+  print(lines[0], flush=True)
+  rows = []
+  key = jax.random.key(args.seed)
+  previous = None
+  interrupted = False
+  try:
+    for number, (step, _) in enumerate(snapshots):
+      variables = checkpoint.load_model(run_dir, abstract, step=step)
+      matches = [(a.name, lambda k, a=a: vs_anchor[a.name](variables, k)) for a in anchors]
+      if previous is not None:
+        matches.append((previous[0], lambda k, pv=previous[1]: vs_snapshot(variables, pv, k)))
+      for opponent, fn in matches:
+        key, match_key = jax.random.split(key)
+        t0 = time.time()
+        result = arena.summarize(env, f"it{step}", opponent, fn(match_key))
+        rows.append(result.elo_row(index[f"it{step}"], index[opponent]))
+        lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
+        print(lines[-1], f"  <- snapshot {number + 1}/{len(snapshots)}", flush=True)
+      previous = (f"it{step}", variables)
+  except KeyboardInterrupt:
+    interrupted = True
+    print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
+  played = sorted({r[0] for r in rows} | {r[1] for r in rows})
+  if not rows:
+    sys.exit(130 if interrupted else 1)
+  # Fit only the agents that played (an interrupted run may leave snapshots out).
+  keep = [names[i] for i in played]
+  remap = {old: new for new, old in enumerate(played)}
+  fit_rows = [(remap[r[0]], remap[r[1]], *r[2:]) for r in rows]
+  anchor_name = "random" if "random" in keep else keep[0]
+  fit = arena.fit_elo(keep, fit_rows, anchor=keep.index(anchor_name))
+  tail = ["", f"Elo (anchor {anchor_name} = 0):", "", fit.markdown()]
+  if interrupted:
+    tail += ["", f"- interrupted: {len(rows)} matches played"]
+  lines += tail
+  print("\n".join(tail), flush=True)
+  append_eval(run_dir, command, lines)
+  path = plot_progress(fit, [step for step, _ in snapshots], _training_minutes(run_dir),
+                       run_dir / "progress.png", title=f"{env.name}: Elo over training")
+  print(f"wrote {run_dir / 'eval.md'} and {path}", flush=True)
+  if interrupted:
+    sys.exit(130)
+
+
+def plot_progress(fit: arena.EloFit, steps: list[int], minutes: dict[int, float],
+                  path: str | Path, title: str) -> Path:
+  """Elo of each snapshot (with its 95% interval) against training minutes (or iterations
+  when the run has no metrics), with the anchors as horizontal lines."""
+  import matplotlib  # noqa: PLC0415
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # noqa: PLC0415
+
+  ratings = dict(zip(fit.names, fit.ratings))
+  intervals = dict(zip(fit.names, fit.interval))
+  shown = [s for s in steps if f"it{s}" in ratings]
+  use_minutes = bool(shown) and all(s in minutes for s in shown)
+  x = np.array([minutes[s] if use_minutes else s for s in shown], dtype=float)
+  y = np.array([ratings[f"it{s}"] for s in shown])
+  ci = np.array([intervals[f"it{s}"] for s in shown]).reshape(-1, 2)
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  ax.errorbar(x, y, yerr=np.stack([y - ci[:, 0], ci[:, 1] - y]), marker="o", capsize=3,
+              label="snapshots")
+  for name in fit.names:
+    if not name.startswith("it"):
+      ax.axhline(ratings[name], linestyle=":", linewidth=1, color="grey")
+      ax.annotate(name, (x.min() if len(x) else 0, ratings[name]), fontsize=8, color="grey",
+                  va="bottom")
+  ax.set_xlabel("training minutes" if use_minutes else "iteration")
+  ax.set_ylabel("Elo")
+  ax.set_title(title)
+  ax.grid(True, alpha=0.3)
+  fig.tight_layout()
+  path = Path(path)
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
 
 
 if __name__ == "__main__":

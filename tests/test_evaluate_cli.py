@@ -100,3 +100,31 @@ def test_pool_of_mixed_games(run_dir, tmp_path, capsys):
   err = _error(capsys, ["--pool", str(run_dir), str(other), "--games", "4"])
   assert "same game" in err and "connect_four" in err and "tic_tac_toe" in err
   shutil.rmtree(other)
+
+
+def test_progress_rates_every_snapshot(tmp_path, capsys):
+  path = tmp_path / "ttt_progress"
+  config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
+                  simulations=4, selfplay_batch=8, selfplay_steps=2, buffer_size=64,
+                  min_buffer=8, train_batch=8, sgd_steps=1, iterations=3, eval_every=0,
+                  eval_games=0, checkpoint_every=1)
+  driver.train_and_evaluate(config, path, progress=False)
+  evaluate.main(["--checkpoint", str(path), "--progress", "--opponents", "random,mcts:4",
+                 "--games", "4", "--raw-policy"])
+  out = capsys.readouterr().out
+  assert "snapshot 3/3" in out and "Elo (anchor random = 0)" in out
+  text = (path / "eval.md").read_text()
+  # 3 snapshots x 2 anchors + 2 neighbour matches.
+  rows = [line for line in text.splitlines() if line.startswith("| tic_tac_toe |")]
+  assert len(rows) == 8, rows
+  for name in ("it1", "it2", "it3", "mcts-4"):
+    assert f"| {name} |" in text
+  png = (path / "progress.png").read_bytes()
+  assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+def test_progress_without_snapshots(run_dir, capsys):
+  # The module's run has checkpoint_every=0: only model/, no snapshots.
+  shutil.rmtree(run_dir / "models", ignore_errors=True)
+  err = _error(capsys, ["--checkpoint", str(run_dir), "--progress", "--games", "4"])
+  assert "no network snapshots" in err

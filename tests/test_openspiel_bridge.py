@@ -35,12 +35,25 @@ def test_random_vs_openspiel_random(name):
   assert wins + draws + losses == 8
 
 
+@pytest.mark.parametrize("backend", ["cpp", "python"])
 @pytest.mark.parametrize("name", GAMES)
-def test_vs_small_mcts(name):
+def test_vs_small_mcts(name, backend):
   env = games.make(name)
-  result = ob.play_vs_openspiel(env, agents.make("random", env), ob.openspiel_mcts_factory(10),
-                                2, seed=1)
+  result = ob.play_vs_openspiel(env, agents.make("random", env),
+                                ob.openspiel_mcts_factory(10, backend=backend), 2, seed=1)
   assert sum(result) == 2
+
+
+def test_cpp_mcts_with_many_simulations_beats_random():
+  env = games.make("tic_tac_toe")
+  wins, draws, losses = ob.play_vs_openspiel(env, agents.make("random", env),
+                                             ob.openspiel_mcts_factory(500), 4, seed=3)
+  assert wins == 0 and losses >= 3
+
+
+def test_unknown_backend():
+  with pytest.raises(ValueError, match="backend"):
+    ob.openspiel_mcts_bot(ob.openspiel_game(games.make("tic_tac_toe")), 10, 0, backend="java")
 
 
 def test_alphabeta_beats_openspiel_random_at_connect_four():

@@ -250,6 +250,9 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   budget = config.minutes * 60 if config.minutes else math.inf
   t_start = time.time()
   t_last = t_start
+  # "seconds" counts training time over all sessions of a resumed run.
+  earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= start_iteration]
+  seconds_before = float(earlier[-1].get("seconds", 0.0)) if resume and earlier else 0.0
   positions_last = int(state.positions)
   final_eval: dict[str, float] = {}  # The latest evaluation, for the summary.
   stopped_by = "iterations"
@@ -290,7 +293,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       now = time.time()
       positions = int(state.positions)
       row = {"iteration": it, "positions": positions, "games": int(state.games_finished),
-             "sgd_steps": int(state.sgd_steps), "seconds": round(now - t_start, 3),
+             "sgd_steps": int(state.sgd_steps),
+             "seconds": round(seconds_before + now - t_start, 3),
              "positions_per_second": (positions - positions_last) / max(now - t_last, 1e-9)}
       row.update({k: float(v) for k, v in metrics.items()})
       t_last, positions_last = now, positions

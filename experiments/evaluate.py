@@ -417,12 +417,16 @@ def _training_minutes(run_dir: Path) -> dict[int, float]:
   """`{iteration: minutes of training}` from the run's metrics, where it has them."""
   from azjax.driver import read_metrics  # noqa: PLC0415
 
-  try:
-    rows = read_metrics(run_dir)
-  except FileNotFoundError:
-    return {}
-  return {int(r["iteration"]): float(r["seconds"]) / 60 for r in rows
-          if r.get("seconds") not in (None, "")}
+  minutes, offset, last = {}, 0.0, 0.0
+  for row in read_metrics(run_dir):
+    if row.get("seconds") in (None, ""):
+      continue
+    seconds = float(row["seconds"])
+    if seconds + offset < last:  # Runs resumed before seconds carried over restart at 0.
+      offset = last
+    last = seconds + offset
+    minutes[int(row["iteration"])] = last / 60
+  return minutes
 
 
 def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,

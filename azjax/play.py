@@ -1,0 +1,994 @@
+"""Playing against an agent: a game session independent of any user interface.
+
+The terminal (`experiments/play.py`) and the web page (`azjax/web.py`) are thin layers over
+three things defined here:
+
+* **Engines**: the computer players. `Engine.analyse(state, key)` runs the agent's search on one
+  position and returns an `Analysis`: the move it plays, its value estimate from its own side,
+  and its top moves with visit shares, so a person sees *why* it played what it played. Engines
+  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "random") by an
+  `EngineFactory`, which caches them, so a new game against the same engine compiles nothing.
+* **Session**: one game. Every position is kept, so undo is a truncation; moves typed by a
+  person are parsed and checked before anything is stepped (in azjax an illegal action is a
+  loss for the mover, not an error, so a typo must never reach `env.step`); checkers jumps may
+  be typed hop by hop ("c3e5", then "e5g7") or as a whole path ("c3e5g7").
+* **Records**: a finished (or abandoned) game is saved as a PGN-like text file, the move list in
+  the games' notation with the result; `replay` plays a record back.
+
+`find_checkpoint` looks in `results/` for a trained agent, which is the default opponent, so a
+newcomer can play right after installing.
+
+>>> factory = EngineFactory()
+>>> setup = resolve_setup("tic_tac_toe", opponent=None, color="white")
+>>> session = setup.session(factory)
+>>> session.play("b2")          # the person's move
+>>> analysis = session.agent_move()
+>>> print(describe(session.env, analysis, player=1))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azjax import games, render
+from azjax.games import base
+
+State = Any
+
+# -- Sides and rules -------------------------------------------------------------------------------
+
+# The colour of each side as the SVG board draws it (player 0, player 1).
+SIDE_NAMES = {
+    "breakthrough": ("white", "black"),
+    "checkers": ("red", "black"),
+    "connect_four": ("red", "yellow"),
+    "tic_tac_toe": ("X", "O"),
+}
+
+RULES = {
+    "breakthrough": """\
+Breakthrough ({rows}x{cols})
+  White starts on the two bottom ranks and moves up; black starts on the two top ranks and
+  moves down. White moves first.
+  A piece moves ONE square forward: straight ahead onto an empty square, or diagonally forward
+  onto an empty square or onto an enemy piece, which is captured. Pieces never capture straight
+  ahead, and captures are not compulsory.
+  You win by reaching the far rank with any piece, or by capturing all enemy pieces.
+  There are no draws.
+  Notation: from-square then to-square, e.g. a2a3 (straight) or b2c3 (diagonal).""",
+    "checkers": """\
+Checkers (English draughts, 8x8)
+  Red starts on ranks 1-3 and moves first; black starts on ranks 6-8. Pieces stand on the
+  dark squares (a1 is dark) and move diagonally.
+  A man moves one square diagonally forward onto an empty square. A king (a man that reached
+  the far rank, drawn with a gold crown) moves one square diagonally in any direction.
+  Capturing is COMPULSORY: jump diagonally over an adjacent enemy piece onto the empty square
+  beyond it, and remove it. If the same piece can jump again it must go on jumping; you may
+  choose any capture, not necessarily the longest. A man that is crowned stops there.
+  You win when your opponent has no legal move (no pieces, or all blocked). The game is
+  drawn after 40 moves (hops count) in a row without a capture.
+  Notation: c3d4 for a step; c3e5 for a jump. A double jump can be typed one hop at a time
+  (c3e5, then e5g7) or as the whole path c3e5g7.""",
+    "connect_four": """\
+Connect Four (6 rows x 7 columns)
+  Red moves first. A move drops a disc into a column; it falls to the lowest empty square.
+  The first player with four discs in a row (across, up and down, or diagonally) wins.
+  A full board without four in a row is a draw.
+  Notation: the column letter, a to g, e.g. d.""",
+    "tic_tac_toe": """\
+Tic-tac-toe (3x3)
+  X moves first; players take turns marking an empty square. Three marks in a row (across,
+  up and down, or diagonally) win. A full board without three in a row is a draw.
+  Notation: the square, files a-c from the left and ranks 1-3 from the bottom, e.g. b2.""",
+}
+
+
+def side_name(env: base.Game, player: int) -> str:
+  """"white", "black", "red", ... : the colour of `player` (0 or 1) in `env`."""
+  names = SIDE_NAMES.get(env.name, ("first player", "second player"))
+  return names[int(player)]
+
+
+def parse_color(env_name: str, text: str) -> int:
+  """The player (0 or 1) named by `text`: a game's colour ("red"), "white"/"black" for any game
+  (white = the side that moves first, as in chess), "first"/"second", or "0"/"1"."""
+  text = text.strip().lower()
+  names = [n.lower() for n in SIDE_NAMES.get(env_name, ())]
+  if text in names:
+    return names.index(text)
+  aliases = {"white": 0, "black": 1, "first": 0, "second": 1, "0": 0, "1": 1}
+  if text in aliases:
+    return aliases[text]
+  choices = sorted(set(names) | set(aliases))
+  raise ValueError(f"unknown colour {text!r}; use one of: {', '.join(choices)}")
+
+
+def legend(env: base.Game) -> str | None:
+  """What the ASCII board's letters mean ("w = white, b = black"), or None if obvious."""
+  parts = []
+  for code, symbol in sorted(env.piece_symbols.items()):
+    if code == 0:
+      continue
+    side = side_name(env, render.piece_owner(env, code))
+    if symbol == side:
+      return None  # tic-tac-toe: the marks are the names
+    parts.append(f"{symbol} = {side}" + (" king" if render.piece_is_king(env, code) else ""))
+  return ", ".join(parts)
+
+
+def example_move(env: base.Game) -> str:
+  """A move in `env`'s notation, for prompts ("a2a3", "c3d4", "d", "b2")."""
+  return {"connect_four": "d", "tic_tac_toe": "b2", "checkers": "c3d4"}.get(env.name, "a2a3")
+
+
+def rules(env: base.Game) -> str:
+  """A short tutorial of the rules of `env` and of the move notation."""
+  text = RULES.get(env.name, f"{env.name}: no tutorial written.")
+  return text.format(rows=env.rows, cols=env.cols)
+
+
+# -- Analyses --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class MoveStat:
+  """One candidate move of an analysis."""
+
+  move: str  # notation
+  share: float | None  # share of the search spent on it (visits / total), if the engine searches
+  value: float | None  # its value from the mover's side (engine's units, see Analysis)
+
+
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+  """What an engine found in one position, from the side of the player to move.
+
+  `value_kind` says what `value` measures: "value" is an expected outcome in [-1, 1] (win +1,
+  draw 0, loss -1), from a network or from random playouts; "score" is alpha-beta's
+  hand-written evaluation (material and advancement; +-1000 means a forced win or loss);
+  None means the engine has no opinion (random play).
+  """
+
+  action: int
+  move: str
+  value: float | None  # the value of the position, i.e. of the move played, mover's side
+  value_kind: str | None
+  top: tuple[MoveStat, ...]
+  method: str  # what the engine did, e.g. "Gumbel search, 64 simulations"
+  seconds: float = 0.0
+
+
+def value_text(env: base.Game, analysis: Analysis, player: int) -> str | None:
+  """"value for black +0.42 (about 71% winning chances)", or None without an estimate."""
+  side = side_name(env, player)
+  if analysis.value is not None and analysis.value_kind == "value":
+    v = float(analysis.value)
+    return f"value for {side} {v:+.2f} (about {100 * (v + 1) / 2:.0f}% winning chances)"
+  if analysis.value is not None and analysis.value_kind == "score":
+    return f"evaluation for {side} {_score_text(analysis.value)}"
+  return None
+
+
+def describe(env: base.Game, analysis: Analysis, player: int, *, top: int = 4) -> str:
+  """One line for people: the value estimate and the top moves of `analysis` by `player`."""
+  value = value_text(env, analysis, player)
+  parts = [value] if value else []
+  moves = []
+  for stat in analysis.top[:top]:
+    text = stat.move
+    if stat.share is not None:
+      text += f" {100 * stat.share:.0f}%"
+    if stat.value is not None:
+      text += (f" (q {stat.value:+.2f})" if analysis.value_kind == "value"
+               else f" ({_score_text(stat.value)})")
+    moves.append(text)
+  if moves:
+    label = "top moves (visit share)" if analysis.top[0].share is not None else "top moves"
+    parts.append(f"{label}: " + ", ".join(moves))
+  return "; ".join(parts) if parts else "no evaluation (random play)"
+
+
+def _score_text(score: float) -> str:
+  from azjax.alphabeta import WIN_SCORE
+
+  if score >= WIN_SCORE - 100:
+    return f"wins in {int(round(WIN_SCORE - score))} plies"
+  if score <= -(WIN_SCORE - 100):
+    return f"loses in {int(round(WIN_SCORE + score))} plies"
+  return f"{score:+.2f}"
+
+
+def _top_moves(env: base.Game, state: State, chosen: int, order_by: np.ndarray,
+               shares: np.ndarray | None, values: np.ndarray | None,
+               count: int = 8) -> tuple[MoveStat, ...]:
+  """The legal moves sorted by `order_by` (descending), at most `count` of them.
+
+  Among equals the move played comes first, then the better valued: Gumbel search often ends
+  with a few moves at the same visit count and picks one of them by its Q-value and prior.
+  """
+  legal = env.legal_actions(state)
+
+  def rank(a):
+    value = np.nan_to_num(values[a], nan=-np.inf) if values is not None else 0.0
+    return (-float(order_by[a]), a != chosen, -float(value))
+
+  legal.sort(key=rank)
+  stats = []
+  for action in legal[:count]:
+    stats.append(MoveStat(
+        move=env.action_to_move(state, action),
+        share=None if shares is None else float(shares[action]),
+        value=None if values is None or not np.isfinite(values[action]) else float(values[action])))
+  return tuple(stats)
+
+
+# -- Engines ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Engine:
+  """A computer player that can explain its moves.
+
+  Attributes:
+    name: label for people and records, e.g. "az-gumbel64 (results/breakthrough_cpu)".
+    kind: "az", "mcts", "alphabeta" or "random".
+    thinking: what it does on each move, for the "is thinking" line.
+    analyse_fn: `(state, key) -> Analysis` for one live, unbatched state.
+  """
+
+  name: str
+  kind: str
+  thinking: str
+  analyse_fn: Callable[[State, jax.Array], Analysis]
+  compiled: bool = False  # Set after the first analysis: the next ones need no compilation.
+
+  def analyse(self, state: State, key: jax.Array) -> Analysis:
+    """Searches `state` (live, unbatched) and returns the move with its explanation."""
+    start = time.perf_counter()
+    analysis = self.analyse_fn(state, key)
+    self.compiled = True
+    return dataclasses.replace(analysis, seconds=time.perf_counter() - start)
+
+
+def _random_engine(env: base.Game) -> Engine:
+  def analyse(state, key):
+    action = int(base.uniform_legal_action(key, state.legal_action_mask))
+    return Analysis(action, env.action_to_move(state, action), None, None,
+                    (), "a uniformly random legal move")
+
+  return Engine("random", "random", "picking a random legal move", analyse, compiled=True)
+
+
+def _mcts_engine(env: base.Game, simulations: int) -> Engine:
+  from azjax.agents import most_visited_action, uct_search
+
+  @jax.jit
+  def search(state, key):
+    search_key, choice_key = jax.random.split(key)
+    tree = uct_search(env, state, search_key, simulations=simulations)
+    visits, value_sum = tree.child_stats(0)
+    action = most_visited_action(tree, state.legal_action_mask, choice_key)
+    return action, visits, value_sum
+
+  def analyse(state, key):
+    action, visits, value_sum = jax.device_get(search(state, key))
+    visits = visits.astype(np.float64)
+    total = max(visits.sum(), 1.0)
+    # Children's values are kept from the side of the player who moved into them: the root's
+    # mover, so they read directly as this player's expected outcome. The position's value is
+    # that of the move played (as for the network's search).
+    q = np.where(visits > 0, value_sum / np.maximum(visits, 1), np.nan)
+    action = int(action)
+    value = float(q[action]) if visits[action] > 0 else float(value_sum.sum() / total)
+    return Analysis(action, env.action_to_move(state, action), value, "value",
+                    _top_moves(env, state, action, visits, visits / total, q),
+                    f"rollout MCTS, {simulations} simulations")
+
+  return Engine(f"mcts-{simulations}", "mcts",
+                f"running {simulations} UCT simulations with random playouts", analyse)
+
+
+def _alphabeta_engine(env: base.Game, depth: int) -> Engine:
+  from azjax.agents import argmax_random_tie
+  from azjax.alphabeta import EVALUATIONS, child_values, zero_evaluation
+
+  evaluation = EVALUATIONS.get(env.name, zero_evaluation)
+
+  @jax.jit
+  def search(state, key):
+    values = child_values(env, state, depth, evaluation)
+    return argmax_random_tie(key, values), values
+
+  def analyse(state, key):
+    action, values = jax.device_get(search(state, key))
+    action = int(action)
+    return Analysis(action, env.action_to_move(state, action), float(values[action]), "score",
+                    _top_moves(env, state, action, values, None, values),
+                    f"depth-{depth} minimax")
+
+  return Engine(f"alphabeta-d{depth}", "alphabeta",
+                f"searching every line {depth} plies deep", analyse)
+
+
+def _az_engine(env: base.Game, run_dir: str, simulations: int,
+               algorithm: str | None = None, label: str | None = None) -> Engine:
+  """The trained network of `run_dir` with its search, noiseless (as `agents.make_alphazero`).
+
+  The search is called through mctx directly (not `azjax.search.search`) because a person
+  wants the tree's visit counts and Q-values, which `SearchOutput` does not carry.
+  """
+  import mctx
+
+  from azjax import checkpoint, nets
+  from azjax.search import make_recurrent_fn
+
+  config = checkpoint.read_config(run_dir)
+  model = nets.make(config.net_config(), env.num_actions)
+  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
+  variables = checkpoint.load_model(run_dir, abstract)
+  algorithm = algorithm or config.search
+
+  def eval_fn(v, observation):
+    return model.apply(v, observation, train=False)
+
+  recurrent_fn = make_recurrent_fn(env, eval_fn)
+
+  @jax.jit
+  def search(variables, state, key):
+    states = jax.tree.map(lambda x: x[None], state)  # mctx searches batches: B = 1.
+    logits, value = eval_fn(variables, states.observation)
+    logits = nets.mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
+    value = value.astype(jnp.float32)
+    root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+    invalid = ~states.legal_action_mask
+    if algorithm == "gumbel":
+      out = mctx.gumbel_muzero_policy(
+          variables, key, root, recurrent_fn, num_simulations=simulations,
+          invalid_actions=invalid,
+          max_num_considered_actions=config.max_num_considered_actions, gumbel_scale=0.0)
+      action = out.action[0]
+    else:
+      out = mctx.muzero_policy(
+          variables, key, root, recurrent_fn, num_simulations=simulations,
+          invalid_actions=invalid, dirichlet_fraction=0.0, pb_c_init=config.pb_c_init)
+      action = jnp.argmax(out.action_weights[0])
+    summary = out.search_tree.summary()
+    return (action, summary.visit_counts[0], summary.qvalues[0], summary.value[0], value[0])
+
+  def analyse(state, key):
+    action, visits, q, root_value, _ = jax.device_get(search(variables, state, key))
+    visits = visits.astype(np.float64)
+    total = max(visits.sum(), 1.0)
+    action = int(action)
+    q = np.where(visits > 0, q, np.nan)
+    # The position's value is that of the move played: the root's own mean also averages the
+    # simulations spent refuting worse moves, which understates a won position.
+    value = float(q[action]) if visits[action] > 0 else float(root_value)
+    return Analysis(action, env.action_to_move(state, action), value, "value",
+                    _top_moves(env, state, action, visits, visits / total, q),
+                    f"{algorithm} search with the network, {simulations} simulations")
+
+  name = f"az-{algorithm}{simulations} [{label or run_dir}]"
+  method = "Gumbel MuZero" if algorithm == "gumbel" else "PUCT"
+  return Engine(name, "az", f"{method} search, {simulations} simulations with the trained "
+                "network", analyse)
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+  """A parsed engine spec: "az", "az:128", "mcts:400", "alphabeta:3", "random", "human"."""
+
+  kind: str
+  strength: int | None = None  # simulations (az, mcts) or depth (alphabeta)
+
+  KINDS = ("az", "mcts", "alphabeta", "random", "human")
+
+  @classmethod
+  def parse(cls, text: str) -> "EngineSpec":
+    kind, _, number = text.strip().lower().partition(":")
+    if kind not in cls.KINDS:
+      raise ValueError(f"unknown opponent {text!r}; use one of: {', '.join(cls.KINDS)} "
+                       "(az, mcts and alphabeta take a strength, e.g. mcts:400, alphabeta:3)")
+    if not number:
+      return cls(kind)
+    if kind in ("random", "human") or not number.isdigit() or int(number) < 1:
+      raise ValueError(f"bad opponent {text!r}: only az:N, mcts:N (simulations) and "
+                       "alphabeta:N (depth) take a positive number")
+    return cls(kind, int(number))
+
+  def __str__(self) -> str:
+    return self.kind + (f":{self.strength}" if self.strength else "")
+
+
+DEFAULT_SIMULATIONS = {"az": 64, "mcts": 1000}
+DEFAULT_DEPTH = 2
+
+
+class EngineFactory:
+  """Builds engines and keeps them, so that a second game compiles nothing."""
+
+  def __init__(self, *, simulations: int | None = None, depth: int | None = None):
+    self.simulations = simulations
+    self.depth = depth
+    self._cache: dict[tuple, Engine] = {}
+
+  def make(self, env: base.Game, spec: EngineSpec | str, run_dir: str | None = None, *,
+           simulations: int | None = None, depth: int | None = None) -> Engine | None:
+    """The engine for `spec` in `env` (None for "human"); az needs `run_dir`.
+
+    The strength is the spec's own ("mcts:400"), else `simulations` / `depth`, else the
+    factory's, else the defaults (`DEFAULT_SIMULATIONS`, `DEFAULT_DEPTH`).
+
+    Raises:
+      ValueError: for a bad spec, az without a checkpoint, or an impossible depth.
+    """
+    if isinstance(spec, str):
+      spec = EngineSpec.parse(spec)
+    if spec.kind == "human":
+      return None
+    if spec.kind in ("az", "mcts"):
+      strength = (spec.strength or simulations or self.simulations
+                  or DEFAULT_SIMULATIONS[spec.kind])
+    elif spec.kind == "alphabeta":
+      from azjax.alphabeta import MAX_DEPTH
+
+      strength = spec.strength or depth or self.depth or DEFAULT_DEPTH
+      if not 1 <= strength <= MAX_DEPTH:
+        raise ValueError(f"alphabeta: depth must be in 1..{MAX_DEPTH}, got {strength}")
+    else:
+      strength = None
+    if spec.kind == "az" and run_dir is None:
+      raise ValueError(f"no trained agent for {describe_game(env)}: pass --checkpoint DIR, "
+                       f"or train one (python -m experiments.{env.name}), or choose another "
+                       "opponent (mcts, alphabeta, random)")
+    key = (_env_key(env), spec.kind, strength, str(run_dir) if spec.kind == "az" else None)
+    if key not in self._cache:
+      if spec.kind == "random":
+        engine = _random_engine(env)
+      elif spec.kind == "mcts":
+        engine = _mcts_engine(env, strength)
+      elif spec.kind == "alphabeta":
+        engine = _alphabeta_engine(env, strength)
+      else:
+        engine = _az_engine(env, str(run_dir), strength, label=_relative(Path(run_dir)))
+      self._cache[key] = engine
+    return self._cache[key]
+
+
+def _env_key(env: base.Game) -> tuple:
+  return (env.name, env.rows, env.cols, getattr(env, "observation", None))
+
+
+def describe_game(env: base.Game) -> str:
+  """"breakthrough 6x6", "checkers", ..."""
+  if env.name == "breakthrough":
+    return f"breakthrough {env.rows}x{env.cols}"
+  return env.name
+
+
+# -- Finding trained agents ------------------------------------------------------------------------
+
+
+def results_dirs() -> list[Path]:
+  """Where trained runs are looked for: ./results, then the repository's results/."""
+  here = Path.cwd() / "results"
+  repo = Path(__file__).resolve().parent.parent / "results"
+  return [here] if here.resolve() == repo.resolve() else [here, repo]
+
+
+def _board_of(config) -> tuple[int, int]:
+  env = games.make(config.game, **config.game_kwargs())
+  return env.rows, env.cols
+
+
+def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
+                    search: Sequence[Path] | None = None) -> Path | None:
+  """A run directory under `results/` with a trained model for `game` (and board size).
+
+  Among several, an evaluated run (with `eval.md`) comes first, then one on the game's standard
+  board (Breakthrough 8x8 before 6x6), then the shorter name (a preset's own run before its
+  variants), then the name.
+  """
+  from azjax import checkpoint
+
+  found = []
+  for root in (results_dirs() if search is None else search):
+    if not root.is_dir():
+      continue
+    for run in sorted(root.iterdir()):
+      if not (run / "model").is_dir() or not (run / checkpoint.CONFIG_FILE).exists():
+        continue
+      try:
+        config = checkpoint.read_config(run)
+        board = _board_of(config)
+      except (ValueError, TypeError, KeyError):
+        continue  # A run written by another version; not ours to judge here.
+      if config.game != game:
+        continue
+      if (rows and board[0] != rows) or (cols and board[1] != cols):
+        continue
+      found.append((run, board))
+  standard = (games.make(game).rows, games.make(game).cols)
+  found.sort(key=lambda f: (not (f[0] / "eval.md").exists(), f[1] != standard, len(f[0].name),
+                            f[0].name))
+  return found[0][0] if found else None
+
+
+@dataclasses.dataclass
+class Setup:
+  """A resolved game: the environment, who plays each side, and notes for the user.
+
+  Attributes:
+    env: the game.
+    players: spec of player 0 and player 1 ("human" for a person).
+    run_dir: the trained agent's run directory, if any side is "az".
+    notes: lines explaining choices made for the user (board size, default opponent).
+  """
+
+  env: base.Game
+  players: tuple[EngineSpec, EngineSpec]
+  run_dir: Path | None
+  notes: list[str]
+
+  def session(self, factory: EngineFactory, *, seed: int = 0, simulations: int | None = None,
+              depth: int | None = None) -> "Session":
+    """A new game between the players, with engines from `factory` (see `EngineFactory.make`)."""
+    engines = tuple(factory.make(self.env, spec, self.run_dir, simulations=simulations,
+                                 depth=depth) for spec in self.players)
+    return Session(self.env, engines, seed=seed)
+
+
+def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int | None = None,
+                  checkpoint: str | None = None, opponent: str | None = None,
+                  color: str = "white", watch: bool = False,
+                  players: tuple[str | None, str | None] = (None, None)) -> Setup:
+  """Decides the board and the players from what the user gave, and says why.
+
+  Args:
+    game: one of `azjax.games.GAMES`; default: the checkpoint's game, else breakthrough.
+    rows, cols: Breakthrough's board; default: the trained agent's board, else 8x8.
+    checkpoint: a run directory; default: the one `find_checkpoint` finds for the game.
+    opponent: engine spec of the computer player; default: the trained agent if there is one,
+      else rollout MCTS.
+    color: the person's colour (see `parse_color`).
+    watch: no person: the opponent plays both sides (agent-vs-agent).
+    players: explicit specs for player 0 and 1 (e.g. ("az", "mcts:200")), overriding the rest.
+  Raises:
+    ValueError: for conflicting or impossible choices (the message says what to change).
+  """
+  from azjax import checkpoint as ckpt
+
+  notes = []
+  if (rows or cols) and game not in (None, "breakthrough"):
+    raise ValueError(f"--rows/--cols are for breakthrough, not {game}")
+  run_dir = None
+  if checkpoint:
+    config = ckpt.read_config(checkpoint)
+    if game and game != config.game:
+      raise ValueError(f"{checkpoint} holds a {config.game} agent, not {game}")
+    game = config.game
+    board = _board_of(config)
+    if (rows and rows != board[0]) or (cols and cols != board[1]):
+      raise ValueError(f"{checkpoint} plays on {board[0]}x{board[1]}, not "
+                       f"{rows or board[0]}x{cols or board[1]}")
+    run_dir = Path(checkpoint)
+  game = game or "breakthrough"
+  if game not in games.GAMES:
+    raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
+  specs = [EngineSpec.parse(p) if p else None for p in players]
+  opponent_spec = EngineSpec.parse(opponent) if opponent else None
+  wants_az = (opponent_spec is None or opponent_spec.kind == "az"
+              or any(s is not None and s.kind == "az" for s in specs))
+  if run_dir is None and wants_az:
+    run_dir = find_checkpoint(game, rows, cols)
+    if run_dir is not None:
+      notes.append(f"trained agent: {_relative(run_dir)}")
+  if game == "breakthrough":
+    if run_dir is not None:
+      config = ckpt.read_config(run_dir)
+      env = games.make(game, **config.game_kwargs())
+      if not (rows or cols) and (env.rows, env.cols) != (8, 8):
+        notes.append(f"board {env.rows}x{env.cols}: the trained agent's board "
+                     f"(--rows 8 --cols 8 for the full board, against another opponent)")
+    else:
+      env = games.make(game, rows=rows or 8, cols=cols or 8)
+  else:
+    env = games.make(game)
+  if opponent_spec is None:
+    opponent_spec = EngineSpec("az") if run_dir is not None else EngineSpec("mcts")
+    if run_dir is None:
+      notes.append(f"no trained agent for {describe_game(env)} in results/: playing rollout "
+                   f"MCTS (train one with python -m experiments.{game})")
+  human = EngineSpec("human")
+  if watch:
+    default = (opponent_spec, opponent_spec)
+  else:
+    me = parse_color(game, color)
+    default = (human, opponent_spec) if me == 0 else (opponent_spec, human)
+  final = tuple(s if s is not None else d for s, d in zip(specs, default))
+  if any(s.kind == "az" for s in final) and run_dir is None:
+    raise ValueError(f"no trained agent for {describe_game(env)} in results/: pass "
+                     f"--checkpoint DIR, train one (python -m experiments.{game}), or choose "
+                     "another opponent (mcts, alphabeta, random)")
+  return Setup(env, final, run_dir, notes)  # type: ignore[arg-type]
+
+
+def _relative(path: Path) -> str:
+  try:
+    return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+  except ValueError:
+    return str(path)
+
+
+# -- Move input ------------------------------------------------------------------------------------
+
+_SEPARATOR = re.compile(r"(?<=\d)[-x:](?=[a-z])")
+
+
+def normalise_move(text: str) -> str:
+  """Lower case, without spaces and the separators people type ("a2-a3", "c3xe5" -> "c3e5")."""
+  text = re.sub(r"\s+", "", text.strip().lower())
+  return _SEPARATOR.sub("", text)
+
+
+def move_squares(env: base.Game, move: str) -> tuple[str | None, list[str]]:
+  """For a click interface: `(from_square, target_squares)` of a legal move's notation.
+
+  Breakthrough/checkers "a2a3" -> ("a2", ["a3"]); tic-tac-toe "b2" -> (None, ["b2"]);
+  Connect Four "d" -> (None, every square of column d), since a click anywhere in the column
+  drops the disc there.
+  """
+  if env.name == "connect_four":
+    col = base.FILES.index(move)
+    return None, [base.square_name(r * env.cols + col, env.cols) for r in range(env.rows)]
+  squares = [base.square_name(s, env.cols)
+             for s in base.parse_squares(move, env.rows, env.cols, env.name)]
+  if len(squares) == 1:
+    return None, squares
+  return squares[0], squares[1:]
+
+
+# -- Sessions --------------------------------------------------------------------------------------
+
+_STEPS: dict[tuple, Callable] = {}
+
+
+def _step_fn(env: base.Game) -> Callable:
+  """`env.step`, jitted once per game and board (sessions and replays share it)."""
+  key = _env_key(env)
+  if key not in _STEPS:
+    _STEPS[key] = jax.jit(env.step)
+  return _STEPS[key]
+
+
+class Session:
+  """One game between people and engines, with undo, resignation and a record.
+
+  `engines[p]` is player p's engine, or None for a person. Every position is kept in
+  `history` (`history[0]` the start, `history[i + 1]` after `actions[i]`), so undo truncates
+  the lists and never recomputes anything.
+  """
+
+  def __init__(self, env: base.Game, engines: Sequence[Engine | None], *, seed: int = 0,
+               start: State | None = None):
+    self.env = env
+    self.engines = tuple(engines)
+    self.history: list[State] = [env.init(jax.random.key(0)) if start is None else start]
+    self.actions: list[int] = []
+    self.moves: list[str] = []  # notation of each action, in order
+    self.analyses: list[Analysis | None] = []  # the engine's analysis of each action
+    self.players: list[int] = []  # who played each action
+    self.resigned: int | None = None
+    self.started = datetime.datetime.now()
+    self.saved_path: Path | None = None
+    self._key = jax.random.key(seed)
+    self._step = _step_fn(env)
+
+  # -- Queries ---------------------------------------------------------------------------------
+  @property
+  def state(self) -> State:
+    return self.history[-1]
+
+  @property
+  def to_move(self) -> int:
+    return int(self.state.current_player)
+
+  @property
+  def over(self) -> bool:
+    return self.resigned is not None or bool(self.state.terminated)
+
+  def is_human(self, player: int) -> bool:
+    return self.engines[player] is None
+
+  @property
+  def human_to_move(self) -> bool:
+    return not self.over and self.is_human(self.to_move)
+
+  def legal_moves(self) -> list[str]:
+    return [] if self.over else self.env.legal_moves(self.state)
+
+  def continuing_square(self) -> str | None:
+    """The square of the checkers piece that must go on jumping, or None."""
+    square = int(getattr(self.state, "jump_square", -1))
+    if square < 0 or self.over:
+      return None
+    absolute = base.to_absolute_square(square, self.to_move, self.env.rows * self.env.cols)
+    return base.square_name(absolute, self.env.cols)
+
+  def player_label(self, player: int) -> str:
+    engine = self.engines[player]
+    who = "you" if engine is None and sum(e is None for e in self.engines) == 1 else (
+        "human" if engine is None else engine.name)
+    return f"{side_name(self.env, player)} ({who})"
+
+  def result(self) -> tuple[str, str]:
+    """`(score, text)`: "1-0" / "0-1" / "1/2-1/2" / "*" and a sentence for people."""
+    if self.resigned is not None:
+      winner = 1 - self.resigned
+      return ("1-0" if winner == 0 else "0-1",
+              f"{side_name(self.env, self.resigned)} resigned: {side_name(self.env, winner)} wins")
+    if not bool(self.state.terminated):
+      return "*", "game not finished"
+    rewards = np.asarray(self.state.rewards)
+    if rewards[0] > 0:
+      return "1-0", f"{side_name(self.env, 0)} wins"
+    if rewards[1] > 0:
+      return "0-1", f"{side_name(self.env, 1)} wins"
+    return "1/2-1/2", "draw"
+
+  def status(self) -> str:
+    if self.over:
+      return "game over: " + self.result()[1]
+    line = f"{self.player_label(self.to_move)} to move"
+    square = self.continuing_square()
+    if square:
+      line += f", and must go on jumping with the piece on {square}"
+    return line
+
+  def board_text(self) -> str:
+    """The ASCII board (rank and file labels, last move marked) and the status line."""
+    lines = render.to_ascii(self.env, self.state).splitlines()[:-1]
+    return "\n".join(lines + [self.status()])
+
+  # -- Moves -----------------------------------------------------------------------------------
+  def parse(self, text: str) -> list[int]:
+    """The actions of a move typed by a person, checked against the rules; changes nothing.
+
+    Raises:
+      ValueError: saying why the move is malformed or illegal, and listing the legal moves.
+    """
+    if self.over:
+      raise ValueError("the game is over; type 'undo' to take back moves, or start a new game")
+    move = normalise_move(text)
+    if not move:
+      raise ValueError("empty move; legal moves: " + " ".join(self.legal_moves()))
+    if self.env.name == "checkers" and len(re.findall(r"[a-z]\d+", move)) > 2:
+      # A whole jump path; it may stop midway, the player then goes on hop by hop.
+      return self.env.path_to_actions(self.state, move, complete=False)
+    return [self.env.move_to_action(self.state, move)]
+
+  def play(self, text: str) -> list[str]:
+    """Plays a person's move (notation, or a checkers path); returns the notation of each action.
+
+    Raises:
+      ValueError: when it is not a person's turn, or the move is malformed or illegal; the
+        position is then unchanged.
+    """
+    if not self.over and not self.is_human(self.to_move):
+      raise ValueError(f"it is {self.player_label(self.to_move)}'s turn, not yours")
+    actions = self.parse(text)
+    return [self._apply(action, None) for action in actions]
+
+  def agent_move(self) -> Analysis:
+    """Lets the engine of the player to move choose and play one action; returns its analysis."""
+    if self.over:
+      raise ValueError("the game is over")
+    engine = self.engines[self.to_move]
+    if engine is None:
+      raise ValueError(f"it is {self.player_label(self.to_move)}'s turn")
+    analysis = self.analyse(engine)
+    self._apply(analysis.action, analysis)
+    return analysis
+
+  def analyse(self, engine: Engine) -> Analysis:
+    """`engine`'s analysis of the current position (a hint, or its move), without playing it."""
+    self._key, key = jax.random.split(self._key)
+    return engine.analyse(self.state, key)
+
+  def _apply(self, action: int, analysis: Analysis | None) -> str:
+    state = self.state
+    if not bool(np.asarray(state.legal_action_mask)[action]):  # Never step an illegal action.
+      raise ValueError(f"illegal action {action}")
+    move = self.env.action_to_move(state, action)
+    self.players.append(int(state.current_player))
+    self.history.append(self._step(state, jnp.int32(action)))
+    self.actions.append(int(action))
+    self.moves.append(move)
+    self.analyses.append(analysis)
+    return move
+
+  def resign(self, player: int | None = None) -> None:
+    """The player to move (or `player`) gives up."""
+    if self.over:
+      raise ValueError("the game is already over")
+    self.resigned = self.to_move if player is None else int(player)
+
+  def undo(self) -> list[str]:
+    """Takes back moves up to the last position where a person was to move.
+
+    That is the person's last move and the engine replies after it (in checkers, one hop).
+    A resignation is taken back first, alone. Returns the undone moves (notation, in order).
+
+    Raises:
+      ValueError: when there is nothing a person can take back.
+    """
+    if self.resigned is not None:
+      self.resigned = None
+      return []
+    for i in range(len(self.history) - 2, -1, -1):
+      state = self.history[i]
+      if not bool(state.terminated) and self.is_human(int(state.current_player)):
+        undone = self.moves[i:]
+        del self.history[i + 1:], self.actions[i:], self.moves[i:]
+        del self.analyses[i:], self.players[i:]
+        return undone
+    raise ValueError("nothing to undo")
+
+  # -- Records ---------------------------------------------------------------------------------
+  def turns(self) -> list[str]:
+    """The moves grouped by turn: a checkers multi-jump's hops joined into one path."""
+    turns: list[str] = []
+    for i, move in enumerate(self.moves):
+      # Only a checkers multi-jump gives one player two actions in a row, and each hop
+      # starts where the last one ended: "c3e5" + "e5g7" -> "c3e5g7".
+      if i > 0 and self.players[i] == self.players[i - 1]:
+        turns[-1] += move[len(_first_square(move)):]
+      else:
+        turns.append(move)
+    return turns
+
+  def record(self) -> str:
+    """The game as PGN-like text: tags, then numbered turns in notation, then the result."""
+    score, text = self.result()
+    tags = {
+        "Game": self.env.name,
+        "Board": f"{self.env.rows}x{self.env.cols}",
+        side_name(self.env, 0).capitalize(): self._player_tag(0),
+        side_name(self.env, 1).capitalize(): self._player_tag(1),
+        "Date": self.started.strftime("%Y-%m-%d %H:%M:%S"),
+        "Result": score,
+        "Termination": text,
+    }
+    lines = [f'[{k} "{v}"]' for k, v in tags.items()] + [""]
+    words = []  # A move number stays on the line of its move.
+    for i, turn in enumerate(self.turns()):
+      words.append(f"{i // 2 + 1}. {turn}" if i % 2 == 0 else turn)
+    words.append(score)
+    lines += _wrap(words)
+    return "\n".join(lines) + "\n"
+
+  def _player_tag(self, player: int) -> str:
+    engine = self.engines[player]
+    return "human" if engine is None else engine.name
+
+  def save(self, directory: str | Path) -> Path:
+    """Writes `record()` to `directory/<game>-<date>.txt` and returns the path.
+
+    The first save picks a new name; later saves of the same session (after an undo and a
+    different ending) overwrite that file, so one game is one file.
+    """
+    if self.saved_path is not None:
+      self.saved_path.write_text(self.record())
+      return self.saved_path
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = f"{self.env.name}-{self.started.strftime('%Y%m%d-%H%M%S')}"
+    path = directory / f"{stem}.txt"
+    n = 1
+    while path.exists():
+      n += 1
+      path = directory / f"{stem}-{n}.txt"
+    path.write_text(self.record())
+    self.saved_path = path
+    return path
+
+
+def _first_square(move: str) -> str:
+  match = re.match(r"[a-z]\d+", move)
+  return match.group(0) if match else move
+
+
+def _wrap(words: list[str], width: int = 80) -> list[str]:
+  lines, line = [], ""
+  for word in words:
+    if line and len(line) + 1 + len(word) > width:
+      lines.append(line)
+      line = word
+    else:
+      line = f"{line} {word}" if line else word
+  return lines + ([line] if line else [])
+
+
+# -- Replay ----------------------------------------------------------------------------------------
+
+_TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]$')
+_RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+
+
+@dataclasses.dataclass
+class Replay:
+  """A record played back: the game, its tags, every position, and the recorded result."""
+
+  env: base.Game
+  tags: dict[str, str]
+  session: Session
+  result: str
+
+
+def replay(text: str) -> Replay:
+  """Plays a record written by `Session.record` back from the start position.
+
+  Raises:
+    ValueError: for an unknown game, a malformed record, or a move that is not legal where it
+      stands (the message names the turn).
+  """
+  tags, words = {}, []
+  for line in text.splitlines():
+    line = line.strip()
+    match = _TAG.match(line)
+    if match:
+      tags[match.group(1)] = match.group(2)
+    elif line:
+      words += line.split()
+  game = tags.get("Game")
+  if game not in games.GAMES:
+    raise ValueError(f"record: unknown or missing game tag {game!r}")
+  kwargs = {}
+  if game == "breakthrough":
+    board = re.fullmatch(r"(\d+)x(\d+)", tags.get("Board", "8x8"))
+    if not board:
+      raise ValueError(f"record: bad board tag {tags.get('Board')!r}; expected like '6x6'")
+    kwargs = {"rows": int(board.group(1)), "cols": int(board.group(2))}
+  env = games.make(game, **kwargs)
+  session = Session(env, (None, None))
+  result, turn, previous = "*", 0, ""
+  for word in words:
+    if re.fullmatch(r"\d+\.", word):
+      continue
+    if word in _RESULTS:
+      result = word
+      continue
+    # Each word is a whole turn: a checkers jump left unfinished is only possible at the end
+    # (the player resigned instead of jumping on).
+    if session.continuing_square():
+      raise ValueError(f"record: turn {turn} ({previous}) stops in the middle of a jump")
+    turn += 1
+    try:
+      session.play(word)
+    except ValueError as err:
+      raise ValueError(f"record: turn {turn} ({word}): {err}") from None
+    previous = word
+  if result in ("1-0", "0-1") and not session.over:
+    session.resigned = 1 if result == "1-0" else 0  # A resignation: the board did not decide.
+  return Replay(env, tags, session, result)
+
+
+def replay_file(path: str | Path) -> Replay:
+  return replay(Path(path).read_text())
+
+
+__all__ = [
+    "Analysis", "Engine", "EngineFactory", "EngineSpec", "MoveStat", "RULES", "Replay",
+    "SIDE_NAMES", "Session", "Setup", "describe", "describe_game", "example_move",
+    "find_checkpoint", "legend", "move_squares", "normalise_move", "parse_color", "replay",
+    "replay_file", "resolve_setup", "results_dirs", "rules", "side_name", "value_text",
+]

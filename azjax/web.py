@@ -1,0 +1,429 @@
+"""A local web page for playing against an agent: `python -m experiments.play --web`.
+
+A stdlib `ThreadingHTTPServer` bound to 127.0.0.1 serves one page (`azjax/webui/`: HTML, CSS
+and JavaScript, no external resources) and a small JSON API over one `azjax.play.Session`:
+
+    GET  /                    the page
+    GET  /static/<file>       its script and style sheet
+    GET  /api/state           the position: SVG board, status, legal moves, last analysis, ...
+    GET  /api/record          the game record (text)
+    POST /api/click {square}  a click on the board (select a piece, move it, drop a disc)
+    POST /api/move {move}     a move typed in notation
+    POST /api/agent           the engine to move plays one move
+    POST /api/undo, /api/resign
+    POST /api/new {game, opponent, color, sims}   a new game with these settings
+
+The game logic is all in Python (`App`), so the page only draws what the server sends and
+forwards clicks; the tests drive `App` directly and the page through a real browser.
+
+Only one person plays at a time (it is a local page), so one session behind a lock is the whole
+state. Requests with a foreign `Host` header are refused (DNS rebinding), and POST bodies must be
+JSON (a cross-site form cannot send that without the browser asking first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import http.server
+import json
+import threading
+import urllib.parse
+import webbrowser
+from pathlib import Path
+from typing import Any, TextIO
+
+from azjax import games, play, render
+
+STATIC_DIR = Path(__file__).resolve().parent / "webui"
+_CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                  ".css": "text/css; charset=utf-8"}
+OPPONENTS = ("az", "mcts", "alphabeta", "random", "human")
+
+
+@dataclasses.dataclass
+class Settings:
+  """What the page's settings form chooses."""
+
+  game: str | None = None
+  opponent: str | None = None  # engine spec; None: the trained agent if any, else mcts
+  color: str = "white"  # the person's side, or "watch" for agent against agent
+  sims: int | None = None
+  depth: int | None = None
+  rows: int | None = None
+  cols: int | None = None
+  checkpoint: str | None = None
+
+
+class App:
+  """The page's game: one session, the click selection, and saving of finished games."""
+
+  def __init__(self, settings: Settings, *, seed: int = 0, save_dir: str | None = "games"):
+    self.factory = play.EngineFactory()
+    self.seed = seed
+    self.save_dir = save_dir
+    self.lock = threading.Lock()
+    self.new_game(settings)
+
+  @classmethod
+  def from_args(cls, args: argparse.Namespace) -> "App":
+    """The app for the command line of `experiments/play.py`."""
+    color = "watch" if args.watch else args.color
+    settings = Settings(game=args.game, opponent=args.opponent, color=color, sims=args.sims,
+                        depth=args.depth, rows=args.rows, cols=args.cols,
+                        checkpoint=args.checkpoint)
+    return cls(settings, seed=args.seed, save_dir=None if args.no_save else args.save_dir)
+
+  # -- Actions (each called with the lock held) ----------------------------------------------
+  def new_game(self, settings: Settings) -> None:
+    """Starts a game with `settings`; on a ValueError the current game is kept."""
+    if settings.sims is not None and settings.sims < 1:
+      raise ValueError(f"simulations must be >= 1, got {settings.sims}")
+    watch = settings.color == "watch"
+    setup = play.resolve_setup(
+        settings.game, rows=settings.rows, cols=settings.cols, checkpoint=settings.checkpoint,
+        opponent=settings.opponent, color="white" if watch else settings.color, watch=watch)
+    # One factory for every game, so a game against an engine seen before compiles nothing.
+    session = setup.session(self.factory, seed=self.seed, simulations=settings.sims,
+                            depth=settings.depth)
+    self.seed += 1
+    self.settings, self.setup, self.session = settings, setup, session
+    self.selected: str | None = None
+    self.message = ""
+
+  def click(self, square: str) -> None:
+    """A click on `square`: select a piece, move the selected one, or drop a disc or mark.
+
+    Anything that is not a legal move leaves the position as it is and sets `message` to the
+    reason (the same text the terminal prints).
+    """
+    session = self.session
+    if not session.human_to_move:
+      self.message = "the game is over" if session.over else "wait: it is not your turn"
+      return
+    env = session.env
+    try:
+      games.base.parse_squares(square, env.rows, env.cols, env.name)
+    except ValueError:
+      self.message = f"not a square of the board: {square!r}"
+      return
+    if env.name in ("connect_four", "tic_tac_toe"):  # One click is a move.
+      self.move(square[0] if env.name == "connect_four" else square)
+      return
+    targets = self._targets()
+    if self.selected is None:
+      if square in targets:
+        self.selected, self.message = square, ""
+      else:
+        self.message = self._why_not_selectable(square)
+      return
+    if square == self.selected and not session.continuing_square():
+      self.selected, self.message = None, ""  # A second click on the piece puts it down.
+    elif square in targets.get(self.selected, ()):
+      self.move(self.selected + square)
+    elif square in targets and not session.continuing_square():
+      self.selected, self.message = square, ""
+    elif self._owner(square) == session.to_move:  # Another own piece that cannot move now.
+      self.message = self._why_not_selectable(square)
+    else:
+      self.move(self.selected + square)  # Illegal: let the rules say why.
+
+  def move(self, text: str) -> None:
+    """Plays a move typed in notation; an illegal one only sets `message`."""
+    try:
+      self.session.play(text)
+      self.message = ""
+    except ValueError as err:
+      self.message = str(err)
+    # A checkers piece in the middle of a jump stays selected: it is the only one that may move.
+    self.selected = self.session.continuing_square()
+    self._save_if_over()
+
+  def agent(self) -> None:
+    """The engine to move (if any) plays one move."""
+    if self.session.over or self.session.human_to_move:
+      return
+    self.session.agent_move()
+    self.message = ""
+    self.selected = self.session.continuing_square() if self.session.human_to_move else None
+    self._save_if_over()
+
+  def undo(self) -> None:
+    try:
+      undone = self.session.undo()
+      self.message = "took back " + (" ".join(undone) if undone else "the resignation")
+    except ValueError as err:
+      self.message = f"cannot undo: {err}"
+    self.selected = self.session.continuing_square()
+
+  def resign(self) -> None:
+    try:
+      self.session.resign(self._human_side())
+    except ValueError as err:
+      self.message = str(err)
+    self.selected = None
+    self._save_if_over()
+
+  def _human_side(self) -> int | None:
+    humans = [p for p in (0, 1) if self.session.is_human(p)]
+    if len(humans) == 1:
+      return humans[0]
+    return None  # Both people (the one to move resigns) or watch mode (nobody may).
+
+  def _save_if_over(self) -> None:
+    if self.session.over and self.save_dir and self.session.moves:
+      self.session.save(self.save_dir)
+
+  def _targets(self) -> dict[str, list[str]]:
+    """from-square -> target squares of the legal moves."""
+    targets: dict[str, list[str]] = {}
+    for move in self.session.legal_moves():
+      frm, to = play.move_squares(self.session.env, move)
+      targets.setdefault(frm or "", []).extend(to)
+    return targets
+
+  def _owner(self, square: str) -> int | None:
+    """The player whose piece stands on `square`, or None if it is empty."""
+    env = self.session.env
+    (index,) = games.base.parse_squares(square, env.rows, env.cols, env.name)
+    code = int(env.board_array(self.session.state).reshape(-1)[index])
+    return None if code == 0 else render.piece_owner(env, code)
+
+  def _why_not_selectable(self, square: str) -> str:
+    env = self.session.env
+    owner = self._owner(square)
+    side = play.side_name(env, self.session.to_move)
+    if owner is None:
+      return f"{square} is empty: click one of your ({side}) pieces first"
+    if owner != self.session.to_move:
+      return f"{square} is not your piece: you play {side}"
+    if self.session.continuing_square():
+      return f"you must go on jumping with the piece on {self.session.continuing_square()}"
+    return f"the piece on {square} has no legal move" + (
+        " (a capture is compulsory)" if env.name == "checkers" else "")
+
+  # -- The state the page draws --------------------------------------------------------------
+  def state_json(self) -> dict[str, Any]:
+    session, env = self.session, self.session.env
+    humans = [p for p in (0, 1) if session.is_human(p)]
+    flip = humans == [1]  # The person playing the second side sees the board from there.
+    highlight = []
+    targets = self._targets() if session.human_to_move else {}
+    if self.selected:
+      highlight = [self.selected] + targets.get(self.selected, [])
+    next_engine = None if session.over or session.human_to_move else (
+        session.engines[session.to_move])
+    last = next((i for i in range(len(session.analyses) - 1, -1, -1)
+                 if session.analyses[i] is not None), None)
+    analysis = None
+    if last is not None:
+      a, player = session.analyses[last], session.players[last]
+      analysis = {
+          "side": play.side_name(env, player), "player": session.player_label(player),
+          "move": a.move, "value": a.value, "value_kind": a.value_kind,
+          # The first player's winning chances, for an evaluation bar drawn from its side.
+          "chance_first": None if a.value is None or a.value_kind != "value" else (
+              (a.value + 1) / 2 if player == 0 else (1 - a.value) / 2),
+          "value_text": play.value_text(env, a, player),
+          "method": a.method, "seconds": round(a.seconds, 3),
+          "top": [dataclasses.asdict(t) for t in a.top],
+          "text": play.describe(env, a, player),
+          "current": last == len(session.analyses) - 1,
+      }
+    score, result = session.result()
+    return {
+        "game": env.name,
+        "title": play.describe_game(env).replace("_", " "),
+        "example": play.example_move(env),
+        "svg": render.to_svg(env, session.state, size=480, flip=flip,
+                             highlight_squares=highlight),
+        "status": session.status(),
+        "message": self.message,
+        "over": session.over,
+        "result": score,
+        "result_text": result,
+        "to_move": play.side_name(env, session.to_move),
+        "human_to_move": session.human_to_move,
+        "agent_to_move": next_engine is not None,
+        "thinking": None if next_engine is None else (
+            f"{session.player_label(session.to_move)} is thinking: {next_engine.thinking}"
+            + ("" if next_engine.compiled else " (compiling the search first: a few seconds)")),
+        "selected": self.selected,
+        "legal": session.legal_moves() if session.human_to_move else [],
+        "moves": session.turns(),
+        "players": [session.player_label(0), session.player_label(1)],
+        "sides": [play.side_name(env, 0), play.side_name(env, 1)],
+        "analysis": analysis,
+        "notes": self.setup.notes,
+        "can_undo": _can_undo(session),
+        "saved": str(session.saved_path) if session.saved_path else None,
+        "rules": play.rules(env),
+        "humans": len(humans),
+        "settings": {"game": env.name, "opponent": self.settings.opponent or "",
+                     "color": self.settings.color, "sims": self.settings.sims},
+        # "" is the default opponent: the trained agent if results/ has one, else mcts.
+        "options": {"games": list(games.GAMES), "opponents": [""] + list(OPPONENTS)},
+    }
+
+  # -- HTTP --------------------------------------------------------------------------------------
+  def handle(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Runs one API call; `(HTTP status, JSON reply)`. The reply is the new state."""
+    with self.lock:
+      try:
+        if method == "GET" and path == "/api/state":
+          pass
+        elif method == "POST" and path == "/api/click":
+          self.click(str(body.get("square", "")).lower())
+        elif method == "POST" and path == "/api/move":
+          self.move(str(body.get("move", "")))
+        elif method == "POST" and path == "/api/agent":
+          self.agent()
+        elif method == "POST" and path == "/api/undo":
+          self.undo()
+        elif method == "POST" and path == "/api/resign":
+          self.resign()
+        elif method == "POST" and path == "/api/new":
+          self.new_game(_settings_from(body, self.settings))
+        else:
+          return 404, {"error": f"no such call: {method} {path}"}
+      except (ValueError, FileNotFoundError) as err:
+        self.message = str(err)  # A bad setting: said on the page, the game goes on.
+      return 200, self.state_json()
+
+
+def _can_undo(session: play.Session) -> bool:
+  if session.resigned is not None:
+    return True
+  return any(not bool(s.terminated) and session.is_human(int(s.current_player))
+             for s in session.history[:-1])
+
+
+def _settings_from(body: dict[str, Any], current: Settings) -> Settings:
+  """Settings for a new game from the form; fields left out keep their value."""
+  game = body.get("game") or current.game
+  same_game = game == current.game
+  sims = body.get("sims", current.sims)
+  sims = int(sims) if sims not in (None, "") else None
+  # An empty choice is the default opponent; a missing one keeps the current opponent.
+  opponent = (body["opponent"] or None) if "opponent" in body else current.opponent
+  return Settings(
+      game=game, opponent=opponent, color=body.get("color") or current.color, sims=sims,
+      depth=current.depth,
+      # A size or checkpoint given on the command line belongs to its own game.
+      rows=current.rows if same_game else None, cols=current.cols if same_game else None,
+      checkpoint=current.checkpoint if same_game else None)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+  """Serves the page and the API of `server.app`."""
+
+  server: "Server"
+  protocol_version = "HTTP/1.1"
+
+  def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
+    if self.server.verbose:
+      super().log_message(format, *args)
+
+  def _host_ok(self) -> bool:
+    host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+  def _send(self, status: int, content_type: str, data: bytes) -> None:
+    self.send_response(status)
+    self.send_header("Content-Type", content_type)
+    self.send_header("Content-Length", str(len(data)))
+    self.send_header("Cache-Control", "no-store")
+    self.send_header("X-Content-Type-Options", "nosniff")
+    self.end_headers()
+    try:
+      self.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+      pass  # The page was closed or reloaded while the engine was thinking.
+
+  def _json(self, status: int, payload: dict[str, Any]) -> None:
+    self._send(status, "application/json", json.dumps(payload).encode())
+
+  def do_GET(self) -> None:  # noqa: N802 (stdlib's name)
+    if not self._host_ok():
+      return self._json(403, {"error": "this page answers on 127.0.0.1 only"})
+    path = urllib.parse.urlsplit(self.path).path
+    if path in ("/", "/index.html"):
+      return self._static("index.html")
+    if path.startswith("/static/"):
+      return self._static(path.removeprefix("/static/"))
+    if path == "/api/record":
+      with self.server.app.lock:
+        text = self.server.app.session.record()
+      return self._send(200, "text/plain; charset=utf-8", text.encode())
+    if path.startswith("/api/"):
+      return self._json(*self._call("GET", path, {}))
+    self._send(404, "text/plain; charset=utf-8", b"not found")
+
+  def do_POST(self) -> None:  # noqa: N802
+    if not self._host_ok():
+      return self._json(403, {"error": "this page answers on 127.0.0.1 only"})
+    length = int(self.headers.get("Content-Length") or 0)
+    raw = self.rfile.read(length) if length else b""
+    if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+      return self._json(415, {"error": "send JSON"})
+    try:
+      body = json.loads(raw or b"{}")
+      if not isinstance(body, dict):
+        raise ValueError
+    except ValueError:
+      return self._json(400, {"error": "malformed JSON"})
+    path = urllib.parse.urlsplit(self.path).path
+    self._json(*self._call("POST", path, body))
+
+  def _call(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """`App.handle`, with an unexpected error answered as a 500 (the page shows it)."""
+    try:
+      return self.server.app.handle(method, path, body)
+    except Exception as err:  # noqa: BLE001 (a bug must not leave the page waiting forever)
+      self.log_error("%s %s failed: %r", method, path, err)
+      return 500, {"error": f"{type(err).__name__}: {err}"}
+
+  def _static(self, name: str) -> None:
+    path = (STATIC_DIR / name).resolve()
+    if path.parent != STATIC_DIR or not path.is_file() or path.suffix not in _CONTENT_TYPES:
+      return self._send(404, "text/plain; charset=utf-8", b"not found")
+    self._send(200, _CONTENT_TYPES[path.suffix], path.read_bytes())
+
+
+class Server(http.server.ThreadingHTTPServer):
+  """The HTTP server of one `App`, on 127.0.0.1."""
+
+  daemon_threads = True
+
+  def __init__(self, app: App, port: int = 0, *, verbose: bool = False):
+    self.app = app
+    self.verbose = verbose
+    super().__init__(("127.0.0.1", port), Handler)
+
+  @property
+  def url(self) -> str:
+    return f"http://127.0.0.1:{self.server_address[1]}/"
+
+
+def serve(app: App, *, port: int = 8765, open_browser: bool = False,
+          stdout: TextIO | None = None) -> None:
+  """Serves `app` until Ctrl-C."""
+  import sys
+
+  out = stdout or sys.stdout
+  server = Server(app, port)
+  print(f"azjax play: open {server.url} in a browser (Ctrl-C stops the server)", file=out,
+        flush=True)
+  for note in app.setup.notes:
+    print(f"  ({note})", file=out, flush=True)
+  if open_browser:
+    webbrowser.open(server.url)
+  try:
+    server.serve_forever()
+  except KeyboardInterrupt:
+    print("\nstopped", file=out)
+  finally:
+    server.server_close()
+
+
+__all__ = ["App", "Handler", "OPPONENTS", "STATIC_DIR", "Server", "Settings", "serve"]

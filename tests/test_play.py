@@ -1,0 +1,394 @@
+"""Playing against agents: the session logic, the engines' explanations, and the terminal.
+
+The terminal is driven through its standard input: in-process (`experiments.play.main` with a
+`StringIO`, or an input that answers each prompt from the position) and once as a real
+`python -m experiments.play` subprocess.
+"""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from azjax import games, play
+from experiments import play as play_cli
+
+REPO = Path(__file__).resolve().parent.parent
+CHECKERS_CHOICE = """
+8 . . . . . . . x
+7 . . . . . . . .
+6 . . . . . x . .
+5 . . . . . . . .
+4 . x . x . . . .
+3 o . o . . . . .
+2 . . . . . . . .
+1 . . . . . . . .
+"""
+# Breakthrough 5x5 (one rank each): white runs up the a-file and captures onto b5.
+QUICK_WIN_5X5 = "a1a2 e5e4 a2a3 e4e3 a3a4 d5d4 a4b5"
+
+
+@pytest.fixture(scope="module")
+def factory():
+  return play.EngineFactory()
+
+
+@pytest.fixture(scope="module")
+def bt5():
+  return games.make("breakthrough", rows=5, cols=5)
+
+
+def boards_equal(env, a, b):
+  return np.array_equal(env.board_array(a), env.board_array(b))
+
+
+# -- Sides, rules, notation ------------------------------------------------------------------------
+
+
+def test_rules_and_colours():
+  for name in games.GAMES:
+    env = games.make(name)
+    text = play.rules(env)
+    assert "Notation" in text and len(text.splitlines()) >= 4, name
+  assert "6x6" in play.rules(games.make("breakthrough", rows=6, cols=6))
+  assert play.parse_color("checkers", "red") == 0
+  assert play.parse_color("checkers", "black") == 1
+  assert play.parse_color("connect_four", "white") == 0  # white = the first player anywhere
+  assert play.parse_color("tic_tac_toe", "o") == 1
+  with pytest.raises(ValueError, match="unknown colour 'green'"):
+    play.parse_color("breakthrough", "green")
+  assert play.normalise_move(" A2-A3 ") == "a2a3"
+  assert play.normalise_move("c3xe5xg7") == "c3e5g7"
+  env = games.make("connect_four")
+  assert play.move_squares(env, "d") == (None, [f"d{r}" for r in range(1, 7)])
+  assert play.move_squares(games.make("tic_tac_toe"), "b2") == (None, ["b2"])
+  assert play.move_squares(games.make("checkers"), "c3e5") == ("c3", ["e5"])
+
+
+def test_engine_specs():
+  assert play.EngineSpec.parse("mcts:400") == play.EngineSpec("mcts", 400)
+  assert play.EngineSpec.parse("AZ") == play.EngineSpec("az")
+  for bad in ("gnugo", "random:3", "mcts:0", "mcts:x"):
+    with pytest.raises(ValueError):
+      play.EngineSpec.parse(bad)
+
+
+# -- Sessions --------------------------------------------------------------------------------------
+
+
+def test_bad_input_never_changes_the_position(bt5):
+  session = play.Session(bt5, (None, None))
+  start = session.state
+  cases = {
+      "a2a5": "not a one-step forward move",  # a move that breaks the rules
+      "a1a3": "not a one-step forward move",
+      "b1a2x": "malformed move",
+      "hello": "malformed move",
+      "a9a1": "off the 5x5 board",
+      "": "empty move",
+      "e5e4": "not a one-step forward move for white",  # black's piece, white to move
+  }
+  for text, reason in cases.items():
+    with pytest.raises(ValueError, match=reason) as err:
+      session.play(text)
+    assert "legal moves: a1a2" in str(err.value)
+    assert session.state is start and session.moves == []
+  assert session.play("A1-A2") == ["a1a2"]
+  assert session.moves == ["a1a2"] and len(session.history) == 2
+  session.play("a5a4")
+  session.play("a2a3")
+  session.play("e5e4")
+  with pytest.raises(ValueError, match="illegal move 'a3a4'; legal moves: "):
+    session.play("a3a4")  # straight into a piece
+  assert session.moves == ["a1a2", "a5a4", "a2a3", "e5e4"]
+
+
+def test_full_game_result_record_and_replay(bt5, tmp_path):
+  session = play.Session(bt5, (None, None))
+  for move in QUICK_WIN_5X5.split():
+    session.play(move)
+  assert session.over and session.result() == ("1-0", "white wins")
+  assert "game over: white wins" in session.board_text()
+  with pytest.raises(ValueError, match="the game is over"):
+    session.play("b1b2")
+  path = session.save(tmp_path)
+  text = path.read_text()
+  assert '[Game "breakthrough"]' in text and '[Board "5x5"]' in text
+  assert "1. a1a2 e5e4 2. a2a3 e4e3 3. a3a4 d5d4 4. a4b5 1-0" in text
+  replayed = play.replay_file(path)
+  assert replayed.result == "1-0" and replayed.session.moves == session.moves
+  assert boards_equal(bt5, replayed.session.state, session.state)
+  assert session.save(tmp_path) == path  # one game, one file
+  with pytest.raises(ValueError, match=r"turn 3 \(a2a4\)"):
+    play.replay(text.replace("a2a3", "a2a4"))
+
+
+def test_checkers_paths_hops_record_and_undo(factory):
+  env = games.make("checkers")
+  start = env.from_ascii(CHECKERS_CHOICE)
+  session = play.Session(env, (None, None), start=start)
+  # A whole double jump at once: two actions, then the turn passes.
+  assert session.play("c3e5g7") == ["c3e5", "e5g7"]
+  assert session.to_move == 1 and session.turns() == ["c3e5g7"]
+  # Hop by hop: the same piece must go on, and the status says so.
+  session = play.Session(env, (None, None), start=start)
+  session.play("c3e5")
+  assert session.to_move == 0 and session.continuing_square() == "e5"
+  assert "must go on jumping with the piece on e5" in session.status()
+  with pytest.raises(ValueError, match="illegal move 'a3c5'"):
+    session.play("a3c5")
+  with pytest.raises(ValueError, match="mandatory"):
+    session.play("a3b4")
+  assert session.undo() == ["c3e5"]  # one hop back: the person decided each hop
+  session.play("c3e5")
+  session.play("e5g7")
+  assert session.turns() == ["c3e5g7"]
+  # A path that breaks off after a legal hop leaves the position unchanged.
+  session = play.Session(env, (None, None), start=start)
+  with pytest.raises(ValueError, match="path 'c3e5c7'"):
+    session.play("c3e5c7")
+  assert session.moves == []
+
+
+def test_undo_takes_back_the_reply_too(bt5, factory):
+  random = factory.make(bt5, "random")
+  session = play.Session(bt5, (None, random), seed=1)
+  with pytest.raises(ValueError, match="nothing to undo"):
+    session.undo()
+  session.play("c1c2")
+  reply = session.agent_move()
+  assert session.moves == ["c1c2", reply.move]
+  assert session.undo() == ["c1c2", reply.move]
+  assert len(session.history) == 1 and session.human_to_move
+  # Playing black: the engine's opening move cannot be taken back by the person.
+  session = play.Session(bt5, (random, None), seed=1)
+  with pytest.raises(ValueError, match="not yours"):
+    session.play("a1a2")
+  session.agent_move()
+  with pytest.raises(ValueError, match="nothing to undo"):
+    session.undo()
+  # A resignation is undone first, alone.
+  session.resign()
+  assert session.over and session.result()[0] == "1-0"
+  assert session.undo() == [] and not session.over
+
+
+# -- Engines ---------------------------------------------------------------------------------------
+
+
+TTT_WIN_IN_ONE = "a1 a2 b1 b2"  # X to move; c1 wins
+
+
+@pytest.mark.parametrize("spec", ["az:16", "mcts:200", "alphabeta:2", "random"])
+def test_engines_explain_their_moves(spec, factory):
+  env = games.make("tic_tac_toe")
+  run_dir = REPO / "results" / "tic_tac_toe"
+  if spec.startswith("az") and not (run_dir / "model").is_dir():
+    pytest.skip("results/tic_tac_toe holds no trained model")
+  engine = factory.make(env, spec, run_dir)
+  session = play.Session(env, (None, None))
+  for move in TTT_WIN_IN_ONE.split():
+    session.play(move)
+  analysis = session.analyse(engine)
+  assert analysis.move in session.legal_moves()
+  text = play.describe(env, analysis, 0)
+  if spec == "random":
+    assert analysis.value is None and text == "no evaluation (random play)"
+    return
+  assert analysis.move == "c1", text  # every searching engine finds the win in one
+  assert analysis.top[0].move == "c1"
+  if spec.startswith("alphabeta"):
+    assert analysis.value_kind == "score" and "wins in 1 plies" in text
+  else:
+    assert analysis.value_kind == "value" and 0.5 < analysis.value <= 1.0
+    shares = [t.share for t in analysis.top]
+    assert all(0 <= s <= 1 for s in shares) and 0.99 <= sum(shares) <= 1.0 + 1e-6
+    assert "value for X +" in text and "top moves (visit share): c1" in text
+
+
+# -- Choosing the board and the opponent -----------------------------------------------------------
+
+
+def _fake_run(root: Path, name: str, evaluated: bool = False, **changes) -> Path:
+  """A run directory with the CPU preset's config (plus `changes`) and an empty model/."""
+  from azjax import config as config_lib
+
+  config = json.loads(config_lib.preset("breakthrough_cpu", game="breakthrough").to_json())
+  config.update(changes)
+  run = root / name
+  (run / "model").mkdir(parents=True)
+  (run / "config.json").write_text(json.dumps(config))
+  if evaluated:
+    (run / "eval.md").write_text("table")
+  return run
+
+
+def test_find_checkpoint_prefers_evaluated_runs_and_the_standard_board(tmp_path):
+  _fake_run(tmp_path, "b6_curve")
+  best = _fake_run(tmp_path, "b6_long_name", evaluated=True)
+  big = _fake_run(tmp_path, "b8", rows=8, cols=8)
+  assert play.find_checkpoint("breakthrough", search=[tmp_path]) == best
+  assert play.find_checkpoint("breakthrough", 8, 8, search=[tmp_path]) == big
+  assert play.find_checkpoint("breakthrough", 5, 5, search=[tmp_path]) is None
+  assert play.find_checkpoint("checkers", search=[tmp_path]) is None
+  (big / "eval.md").write_text("table")  # evaluated too: the full board wins
+  assert play.find_checkpoint("breakthrough", search=[tmp_path]) == big
+
+
+def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
+  run = _fake_run(tmp_path, "breakthrough_cpu", evaluated=True)
+  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])
+  setup = play.resolve_setup("breakthrough")
+  assert setup.players == (play.EngineSpec("human"), play.EngineSpec("az"))
+  assert setup.run_dir == run and (setup.env.rows, setup.env.cols) == (6, 6)
+  assert any("board 6x6: the trained agent's board" in n for n in setup.notes)
+  full = play.resolve_setup("breakthrough", rows=8, cols=8)
+  assert (full.env.rows, full.env.cols) == (8, 8) and full.players[1].kind == "mcts"
+  assert any("no trained agent for breakthrough 8x8" in n for n in full.notes)
+  black = play.resolve_setup("breakthrough", color="black", opponent="alphabeta:1")
+  assert black.players == (play.EngineSpec("alphabeta", 1), play.EngineSpec("human"))
+  watch = play.resolve_setup("breakthrough", watch=True, players=(None, "mcts:50"))
+  assert watch.players == (play.EngineSpec("az"), play.EngineSpec("mcts", 50))
+  with pytest.raises(ValueError, match="holds a breakthrough agent, not checkers"):
+    play.resolve_setup("checkers", checkpoint=str(run))
+  with pytest.raises(ValueError, match="plays on 6x6"):
+    play.resolve_setup(checkpoint=str(run), rows=8)
+  with pytest.raises(ValueError, match="no trained agent for breakthrough 7x7"):
+    play.resolve_setup("breakthrough", rows=7, cols=7, opponent="az")
+
+
+def test_the_repository_results_give_a_default_opponent(monkeypatch):
+  monkeypatch.chdir(REPO)
+  run = play.find_checkpoint("breakthrough")
+  if run is None:
+    pytest.skip("results/ holds no trained Breakthrough agent")
+  setup = play.resolve_setup("breakthrough")
+  assert setup.players[1].kind == "az" and setup.run_dir == run
+
+
+# -- The terminal, through standard input ---------------------------------------------------------
+
+
+def run_cli(argv, text):
+  out = io.StringIO()
+  code = play_cli.main(argv, stdin=io.StringIO(text), stdout=out)
+  return code, out.getvalue()
+
+
+def test_terminal_scripted_game(tmp_path):
+  script = "\n".join([
+      "help", "rules", "moves",
+      "a1a3",  # illegal: two squares
+      "zz9",  # malformed
+      "a1a2", "undo", "undo",  # hot seat: undo takes back one move, then nothing is left
+      *QUICK_WIN_5X5.split(),
+      "b1b2",  # after the end
+      "quit",
+  ]) + "\n"
+  code, out = run_cli(["--game", "breakthrough", "--rows", "5", "--cols", "5", "--opponent",
+                       "human", "--save-dir", str(tmp_path)], script)
+  assert code == 0
+  assert "a  b  c  d  e" in out and "5  b  b  b  b  b" in out  # rank and file labels
+  assert "commands:" in out and "Breakthrough (5x5)" in out
+  assert "legal moves (13): a1a2 a1b2 b1a2" in out and "white plays a1a2" in out
+  assert "not played: breakthrough: 'a1a3' is not a one-step forward move" in out
+  assert "not played: breakthrough: malformed move 'zz9'" in out
+  assert "took back: a1a2" in out and "cannot undo: nothing to undo" in out
+  assert "white wins." in out
+  records = list(tmp_path.glob("breakthrough-*.txt"))
+  assert len(records) == 1
+  # The record replays to the same final position, on the command line too.
+  replayed = play.replay_file(records[0])
+  assert replayed.result == "1-0" and replayed.session.moves == QUICK_WIN_5X5.split()
+  code, shown = run_cli(["--replay", str(records[0])], "")
+  assert code == 0 and "result 1-0" in shown and "game over: white wins" in shown
+  final = [line for line in out.splitlines() if line.startswith("5 ")][-1]
+  assert final in shown
+
+
+class Autoplayer(io.StringIO):
+  """Standard input that answers each prompt with a legal move of the current position.
+
+  A script cannot know an engine's replies in advance; this plays the first legal move (and
+  asks for a hint and an undo once, to exercise them against a real engine).
+  """
+
+  def __init__(self):
+    super().__init__()
+    self.terminal = None
+    self.lines = ["hint", "moves"]
+
+  def readline(self, *args):
+    session = self.terminal.session
+    if self.lines:
+      return self.lines.pop(0) + "\n"
+    if session.over:
+      return "quit\n"
+    if len(session.moves) >= 3 and not getattr(self, "undone", False):
+      self.undone = True
+      return "undo\n"
+    return session.legal_moves()[-1] + "\n"
+
+
+def test_terminal_full_game_against_an_engine(tmp_path):
+  args = play_cli.build_parser().parse_args(
+      ["--game", "connect_four", "--opponent", "mcts:100", "--color", "yellow",
+       "--save-dir", str(tmp_path)])
+  stdin, out = Autoplayer(), io.StringIO()
+  terminal = play_cli.Terminal(args, stdin, out)
+  stdin.terminal = terminal
+  assert terminal.run() == 0
+  text = out.getvalue()
+  session = terminal.session
+  assert session.over and session.engines[0] is not None and session.engines[1] is None
+  assert "red (mcts-100) is thinking: running 100 UCT simulations" in text
+  assert "(compiling the search first" in text  # said once, before the first move
+  assert "red plays " in text and "value for red" in text and "top moves (visit share)" in text
+  assert "hint: " in text and "took back: " in text and "Pieces: X = red, O = yellow" in text
+  assert session.result()[1] + "." in text
+  (record,) = tmp_path.glob("connect_four-*.txt")
+  replayed = play.replay_file(record)
+  assert replayed.session.moves == session.moves
+  assert boards_equal(session.env, replayed.session.state, session.state)
+  assert '[Red "mcts-100"]' in record.read_text() and '[Yellow "human"]' in record.read_text()
+
+
+def test_watch_mode(tmp_path):
+  code, out = run_cli(["--game", "tic_tac_toe", "--white", "alphabeta:2", "--black", "mcts:50",
+                       "--save-dir", str(tmp_path)], "")
+  assert code == 0
+  assert "X (alphabeta-d2) is thinking" in out and "O (mcts-50) is thinking" in out
+  assert "game over: " in out and "game record saved to" in out
+  assert "Type a move" not in out  # nobody is asked anything
+
+
+def test_bad_command_lines_exit_with_a_message(capsys, monkeypatch, tmp_path):
+  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])  # no trained agent anywhere
+  assert play_cli.main(["--opponent", "gnugo"], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+  assert "unknown opponent 'gnugo'" in capsys.readouterr().err
+  assert play_cli.main(["--game", "checkers", "--opponent", "az"], stdin=io.StringIO(""),
+                       stdout=io.StringIO()) == 2
+  assert "no trained agent for checkers" in capsys.readouterr().err
+  assert play_cli.main(["--replay", "/nonexistent/game.txt"], stdout=io.StringIO()) == 1
+
+
+def test_terminal_as_a_real_process(tmp_path):
+  """`python -m experiments.play` with piped input: tic-tac-toe between two people, a draw."""
+  script = "b2\nb2\na1\nundo\na1\nc3\na3\na2\nc2\nb1\nb3\nc1\nquit\n"
+  result = subprocess.run(
+      [sys.executable, "-m", "experiments.play", "--game", "tic_tac_toe", "--opponent", "human",
+       "--save-dir", str(tmp_path)],
+      input=script, capture_output=True, text=True, timeout=120, cwd=REPO)
+  assert result.returncode == 0, result.stderr
+  out = result.stdout
+  assert "not played: tic_tac_toe: illegal move 'b2'" in out
+  assert "took back: a1" in out
+  assert "game over: draw" in out and "game record saved to" in out
+  (record,) = tmp_path.glob("tic_tac_toe-*.txt")
+  assert "1. b2 a1 2. c3 a3 3. a2 c2 4. b1 b3 5. c1 1/2-1/2" in record.read_text()
+  replayed = play.replay_file(record)
+  assert replayed.result == "1/2-1/2" and replayed.session.result()[1] == "draw"

@@ -1,0 +1,317 @@
+"""The local play page: the app's click logic, the HTTP layer, and a real headless browser.
+
+The browser test drives Debian's Chromium with Selenium. When no Chromium is found, the test
+set-up installs it (`apt-get install chromium chromium-driver`, as root, time-bounded); it
+skips with a message only when that is impossible. `AZJAX_NO_BROWSER_INSTALL=1` turns the
+installation off.
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from azjax import games, play, web
+
+CHECKERS_CHOICE = """
+8 . . . . . . . x
+7 . . . . . . . .
+6 . . . . . x . .
+5 . . . . . . . .
+4 . x . x . . . .
+3 o . o . . . . .
+2 . . . . . . . .
+1 . . . . . . . .
+"""
+
+
+def post(app, path, **body):
+  status, reply = app.handle("POST", path, body)
+  assert status == 200
+  return reply
+
+
+def highlighted(svg: str) -> int:
+  return svg.count('class="highlight"')
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+  """Breakthrough 5x5 against random play (fast to build); tests start it anew."""
+  return web.App(web.Settings(game="breakthrough", rows=5, cols=5, opponent="random"),
+                 save_dir=str(tmp_path_factory.mktemp("games")))
+
+
+# -- The app: clicks, messages, settings -----------------------------------------------------------
+
+
+def test_clicks_select_move_and_explain(app):
+  post(app, "/api/new")
+  assert post(app, "/api/click", square="")["message"] == "not a square of the board: ''"
+  assert "not a square" in post(app, "/api/click", square="z9")["message"]
+  state = post(app, "/api/click", square="c3")
+  assert state["message"] == "c3 is empty: click one of your (white) pieces first"
+  assert post(app, "/api/click", square="e5")["message"] == "e5 is not your piece: you play white"
+  state = post(app, "/api/click", square="a1")
+  assert state["selected"] == "a1" and state["message"] == ""
+  assert highlighted(state["svg"]) == 3  # the piece, a2 and b2
+  state = post(app, "/api/click", square="a3")  # too far: the rules say why
+  assert "'a1a3' is not a one-step forward move" in state["message"]
+  assert state["moves"] == [] and state["selected"] is None and highlighted(state["svg"]) == 0
+  post(app, "/api/click", square="a1")
+  state = post(app, "/api/click", square="b2")
+  assert state["moves"] == ["a1b2"] and state["agent_to_move"] and not state["human_to_move"]
+  assert state["thinking"].startswith("black (random) is thinking: picking a random legal move")
+  state = post(app, "/api/agent")
+  assert len(state["moves"]) == 2 and state["human_to_move"]
+  assert state["analysis"]["text"] == "no evaluation (random play)"
+  state = post(app, "/api/move", move="b2b9")
+  assert "square b9 is off the 5x5 board" in state["message"]
+  assert state["can_undo"]
+  state = post(app, "/api/undo")
+  assert state["moves"] == [] and state["message"].startswith("took back a1b2")
+  assert not state["can_undo"]
+
+
+def test_checkers_jumps_by_clicks(app):
+  env = games.make("checkers")
+  engine = app.factory.make(env, "random")
+  app.session = play.Session(env, (None, engine), start=env.from_ascii(CHECKERS_CHOICE))
+  app.selected = None
+  state = post(app, "/api/click", square="c2")
+  assert "c2 is empty" in state["message"]
+  state = post(app, "/api/click", square="c3")
+  assert state["selected"] == "c3"
+  state = post(app, "/api/click", square="e5")
+  # The same piece must go on: it stays selected, its next hop highlighted.
+  assert state["moves"] == ["c3e5"] and state["selected"] == "e5"
+  assert "must go on jumping with the piece on e5" in state["status"]
+  assert highlighted(state["svg"]) == 2
+  state = post(app, "/api/click", square="a3")  # another piece that could capture
+  assert state["message"] == "you must go on jumping with the piece on e5"
+  state = post(app, "/api/click", square="c3")  # an empty square that is no target
+  assert "illegal move 'e5c3'" in state["message"] and state["moves"] == ["c3e5"]
+  assert state["selected"] == "e5"
+  state = post(app, "/api/click", square="g7")
+  assert state["moves"] == ["c3e5g7"] and state["agent_to_move"]
+
+
+def test_new_game_settings_and_errors(app, monkeypatch, tmp_path):
+  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])  # no trained agent anywhere
+  state = post(app, "/api/new", game="tic_tac_toe", opponent="alphabeta", color="black")
+  assert state["game"] == "tic_tac_toe" and state["agent_to_move"]
+  assert state["players"] == ["X (alphabeta-d2)", "O (you)"]
+  assert 'data-flip="true"' in state["svg"]  # the person's side at the bottom
+  state = post(app, "/api/agent")
+  assert state["analysis"]["value_text"].startswith("evaluation for X")
+  state = post(app, "/api/click", square=state["analysis"]["move"])  # an occupied square
+  assert "illegal move" in state["message"]
+  state = post(app, "/api/new", game="checkers", opponent="az")
+  assert "no trained agent for checkers" in state["message"]
+  assert state["game"] == "tic_tac_toe"  # the game in progress is kept
+  state = post(app, "/api/new", game="connect_four", opponent="random", color="watch")
+  assert state["humans"] == 0 and state["agent_to_move"]
+  for _ in range(60):
+    state = post(app, "/api/agent")
+    if state["over"]:
+      break
+  assert state["over"] and state["saved"] and Path(state["saved"]).exists()
+  assert post(app, "/api/click", square="d1")["message"] == "the game is over"
+
+
+# -- HTTP ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(app):
+  srv = web.Server(app, 0)
+  thread = threading.Thread(target=srv.serve_forever, daemon=True)
+  thread.start()
+  yield srv
+  srv.shutdown()
+  srv.server_close()
+
+
+def request(srv, method, path, body=None, headers=None):
+  conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=30)
+  conn.request(method, path, body=body, headers=headers or {})
+  reply = conn.getresponse()
+  data = reply.read()
+  conn.close()
+  return reply.status, reply.getheader("Content-Type"), data
+
+
+def test_http_serves_the_page_and_api_locally(server):
+  assert server.server_address[0] == "127.0.0.1"
+  status, kind, page = request(server, "GET", "/")
+  assert status == 200 and kind.startswith("text/html") and b"/static/app.js" in page
+  for name in ("app.js", "style.css"):
+    status, _, data = request(server, "GET", f"/static/{name}")
+    assert status == 200 and data
+  # Every asset is local: no URL to another host in the page, its script or its style.
+  for path in sorted(web.STATIC_DIR.iterdir()):
+    if path.suffix in (".html", ".js", ".css"):
+      assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]", path.read_text()), path.name
+  status, kind, data = request(server, "GET", "/api/state")
+  assert status == 200 and kind == "application/json" and "svg" in json.loads(data)
+  status, kind, data = request(server, "GET", "/api/record")
+  assert status == 200 and kind.startswith("text/plain") and b"[Game " in data
+  assert request(server, "GET", "/static/../web.py")[0] == 404
+  assert request(server, "GET", "/api/nothing")[0] == 404
+  assert request(server, "GET", "/api/state", headers={"Host": "evil.example:80"})[0] == 403
+  assert request(server, "POST", "/api/undo", body="square=a1",
+                 headers={"Content-Type": "application/x-www-form-urlencoded"})[0] == 415
+  assert request(server, "POST", "/api/click", body="{not json",
+                 headers={"Content-Type": "application/json"})[0] == 400
+
+
+# -- A real browser --------------------------------------------------------------------------------
+
+
+def _find_chromium() -> tuple[str | None, str | None]:
+  browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                  if shutil.which(n)), None)
+  return browser, shutil.which("chromedriver")
+
+
+def _install_chromium() -> str | None:
+  """Installs Debian's Chromium and its driver; None on success, else why it could not."""
+  if os.environ.get("AZJAX_NO_BROWSER_INSTALL"):
+    return "AZJAX_NO_BROWSER_INSTALL is set"
+  if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+    return "installing it needs root and apt-get"
+  env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+  try:
+    subprocess.run(["apt-get", "update", "-qq"], env=env, timeout=240, check=True,
+                   capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"], env=env,
+                   timeout=480, check=True, capture_output=True)
+  except (subprocess.SubprocessError, OSError) as err:
+    return f"apt-get install chromium chromium-driver failed: {err}"
+  return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+  """A headless Chromium driven by Selenium (installed first if missing)."""
+  webdriver = pytest.importorskip(
+      "selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+  from selenium.webdriver.chrome.service import Service
+
+  chromium, driver = _find_chromium()
+  if not (chromium and driver):
+    why = _install_chromium()
+    chromium, driver = _find_chromium()
+    if not (chromium and driver):
+      pytest.skip(f"browser test skipped: no Chromium with chromedriver ({why}); install "
+                  "them with: apt-get install chromium chromium-driver")
+  options = webdriver.ChromeOptions()
+  options.binary_location = chromium
+  for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+               "--window-size=1200,900"):
+    options.add_argument(flag)
+  chrome = webdriver.Chrome(service=Service(driver), options=options)
+  chrome.set_page_load_timeout(30)
+  yield chrome
+  chrome.quit()
+
+
+class Page:
+  """Small helpers over the Selenium driver for the play page."""
+
+  def __init__(self, driver, url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    self.driver, self.by, self.wait = driver, By, WebDriverWait
+    driver.get(url)
+    self.idle(0)
+
+  def updates(self) -> int:
+    return int(self.driver.execute_script("return document.body.dataset.updates || 0"))
+
+  def idle(self, after: int, timeout: float = 60) -> None:
+    """Waits until the page drew a reply after `after` and has no request in flight."""
+    self.wait(self.driver, timeout).until(lambda d: self.updates() > after and d.execute_script(
+        "return document.body.dataset.busy === 'false'"))
+
+  def click(self, square: str) -> None:
+    before = self.updates()
+    self.driver.find_element(self.by.CSS_SELECTOR, f'#board [data-square="{square}"]').click()
+    self.idle(before)
+
+  def press(self, element_id: str) -> None:
+    before = self.updates()
+    self.driver.find_element(self.by.ID, element_id).click()
+    self.idle(before)
+
+  def text(self, element_id: str) -> str:
+    return self.driver.find_element(self.by.ID, element_id).text
+
+  def count(self, selector: str) -> int:
+    return len(self.driver.find_elements(self.by.CSS_SELECTOR, selector))
+
+
+def test_browser_plays_a_short_game(browser, tmp_path):
+  # The small CPU agent when the repository has it (else the default: rollout MCTS).
+  trained = Path(__file__).resolve().parent.parent / "results" / "breakthrough_cpu"
+  checkpoint = str(trained) if (trained / "model").is_dir() else None
+  app = web.App(web.Settings(game="breakthrough", checkpoint=checkpoint, sims=16),
+                save_dir=str(tmp_path))
+  srv = web.Server(app, 0)
+  threading.Thread(target=srv.serve_forever, daemon=True).start()
+  try:
+    env = app.session.env
+    page = Page(browser, srv.url)
+    assert page.count("#board svg [data-square]") == env.rows * env.cols
+    assert page.text("status") == "white (you) to move"
+    # Clicks that are not moves: messages, and the position stays.
+    page.click("d4")
+    assert page.text("message") == "d4 is empty: click one of your (white) pieces first"
+    page.click("a2")
+    assert page.count("#board .highlight") == 3  # the piece and its two targets
+    page.click("a4")
+    assert "'a2a4' is not a one-step forward move for white" in page.text("message")
+    assert page.count("#moves li") == 0 and page.count("#board .highlight") == 0
+    # A move, the agent's reply and its evaluation beside the board.
+    page.click("a2")
+    page.click("a3")
+    moves = page.text("moves").split()
+    assert moves[0] == "a2a3" and len(moves) == 2
+    assert page.text("status") == "white (you) to move"
+    assert "value for black" in page.text("eval-text")
+    assert page.count("#top tbody tr") >= 2
+    assert page.count("#board .last-move") == 2
+    # Typed notation, with the same messages as the terminal.
+    field = browser.find_element(page.by.ID, "move-input")
+    field.send_keys("zz9\n")
+    page.wait(browser, 30).until(lambda d: "malformed move 'zz9'" in page.text("message"))
+    page.press("undo")
+    assert page.count("#moves li") == 0 and page.text("message").startswith("took back a2a3")
+    browser.save_screenshot(str(tmp_path / "breakthrough.png"))
+    # New game from the settings form: tic-tac-toe against random play, to the end.
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(page.by.ID, "game")).select_by_value("tic_tac_toe")
+    Select(browser.find_element(page.by.ID, "opponent")).select_by_value("random")
+    page.press("new")
+    assert page.count("#board svg [data-square]") == 9
+    for _ in range(5):
+      if browser.execute_script("return document.body.dataset.over") == "true":
+        break
+      legal = browser.execute_script("return state.legal")
+      page.click(legal[0])
+    assert browser.execute_script("return document.body.dataset.over") == "true"
+    assert page.text("status").startswith("game over: ")
+    assert "record saved to" in page.text("notes")
+    assert page.count("#board .piece") >= 5
+    browser.save_screenshot(str(tmp_path / "tic_tac_toe.png"))
+  finally:
+    srv.shutdown()
+    srv.server_close()

@@ -22,7 +22,9 @@ Ctrl-C stops after the current match and still writes what was played.
 
 the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
 each plays the `--opponents` anchors and the snapshot before it, one maximum-likelihood fit
-rates them all, and `DIR/progress.png` plots Elo over training minutes.
+rates them all, and `DIR/progress.png` plots Elo over training minutes. The snapshots play
+stochastically here (raw policy: sampled; search: Gumbel noise at the root), else two of them
+would repeat the same two games.
 
     python -m experiments.evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
@@ -453,11 +455,14 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
 
+  # Stochastic players: two deterministic snapshots would replay the same two games over and
+  # over. The raw policy samples from its softmax; search adds Gumbel noise at the root.
   def player(variables):
     if args.raw_policy:
-      return agents.make_raw_policy(env, model=model, variables=variables).policy
+      return agents.make_raw_policy(env, model=model, variables=variables, sample=True).policy
     return agents.make_alphazero(env, model=model, variables=variables,
-                                 simulations=args.simulations, algorithm=config.search).policy
+                                 simulations=args.simulations, algorithm=config.search,
+                                 gumbel_scale=1.0).policy
 
   def outcomes_fn(policy_a, policy_b, key):
     return arena.match_outcomes(env, policy_a, policy_b, args.games, env.max_game_length, key)

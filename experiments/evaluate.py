@@ -21,7 +21,8 @@ Ctrl-C stops after the current match and still writes what was played.
     python -m experiments.evaluate --checkpoint DIR --progress [--opponents random,mcts:200]
 
 the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
-each plays the `--opponents` anchors and the snapshot before it, one maximum-likelihood fit
+each plays the `--opponents` anchors (which also play each other) and the snapshot before it,
+one maximum-likelihood fit
 rates them all, and `DIR/progress.png` plots Elo over training minutes. The snapshots play
 stochastically here (raw policy: sampled; search: Gumbel noise at the root), else two of them
 would repeat the same two games.
@@ -480,6 +481,16 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   previous = None
   interrupted = False
   try:
+    # The anchors play each other too, so they are rated apart even when every snapshot beats
+    # them all.
+    for i, a in enumerate(anchors):
+      for b in anchors[i + 1:]:
+        key, match_key = jax.random.split(key)
+        t0 = time.time()
+        result = arena.play(env, a, b, args.games, match_key)
+        rows.append(result.elo_row(index[a.name], index[b.name]))
+        lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
+        print(lines[-1], "  <- anchors", flush=True)
     for number, (step, _) in enumerate(snapshots):
       variables = checkpoint.load_model(run_dir, abstract, step=step)
       matches = [(a.name, lambda k, a=a: vs_anchor[a.name](variables, k)) for a in anchors]

@@ -114,9 +114,9 @@ def test_progress_rates_every_snapshot(tmp_path, capsys):
   out = capsys.readouterr().out
   assert "snapshot 3/3" in out and "Elo (anchor random = 0)" in out
   text = (path / "eval.md").read_text()
-  # 3 snapshots x 2 anchors + 2 neighbour matches.
+  # The anchors' match, 3 snapshots x 2 anchors and 2 neighbour matches.
   rows = [line for line in text.splitlines() if line.startswith("| tic_tac_toe |")]
-  assert len(rows) == 8, rows
+  assert len(rows) == 9, rows
   for name in ("it1", "it2", "it3", "mcts-4"):
     assert f"| {name} |" in text
   png = (path / "progress.png").read_bytes()

@@ -3,12 +3,19 @@
 `Trainer` holds the static parts of a run (game, network module, optimizer, configs) and builds
 the one jitted function `iteration(state) -> (state, metrics)`. `TrainState` holds everything that
 changes, so a checkpoint of it resumes the very same run. The outer loop lives in
-`azjax.driver`.
+`azjax.driver` (one run) and `azjax.sweep` (many runs vmapped together).
+
+Hyperparameters that change no shape (learning rate, weight decay, search noise, ...) can also
+come in as traced values: `iteration(state, hyper)` with a `Hyper` of scalars, which is what
+lets a sweep `jax.vmap` one program over configurations. Without `hyper` they are the config's
+Python constants, exactly as in a single run. With a `mesh` (`azjax.sharding`), the games and
+the replay buffer are split over its "data" axis and parameters are replicated.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import chex
@@ -17,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import checkpoint, games, nets, replay, selfplay
+from azjax import checkpoint, games, nets, replay, selfplay, sharding
 from azjax.config import Config
 from azjax.games.base import Game
 
@@ -35,6 +42,43 @@ class TrainState:
   sgd_steps: chex.Array  # [] int32: optimizer updates applied so far
   positions: chex.Array  # [] int32: self-play positions played so far
   games_finished: chex.Array  # [] int32
+
+
+@chex.dataclass(frozen=True)
+class Hyper:
+  """The hyperparameters the iteration reads as values rather than as program structure.
+
+  Each field is a scalar: a Python number for a single run (`Hyper.from_config`, folded into
+  the compiled program as before) or a traced `[]` array, stacked to `[K]` for a sweep of `K`
+  configurations vmapped together. Changing one changes no array shape, so these are the keys a
+  sweep batches (`azjax.sweep.BATCHED_KEYS`, with `seed`).
+  """
+
+  learning_rate: Any  # peak learning rate; a schedule (warmup, cosine) multiplies it
+  weight_decay: Any  # decoupled (adamw) or the L2 coefficient in the loss (adam, sgd)
+  momentum: Any  # sgd only
+  max_grad_norm: Any  # the clipping threshold (whether to clip at all is structure)
+  value_weight: Any
+  gumbel_scale: Any
+  dirichlet_alpha: Any
+  dirichlet_fraction: Any
+  pb_c_init: Any
+  temperature: Any
+  temperature_moves: Any  # int
+  min_buffer: Any  # int
+  gating_threshold: Any
+
+  @classmethod
+  def from_config(cls, config: Config) -> "Hyper":
+    return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)})
+
+  def as_arrays(self) -> "Hyper":
+    """The same values as `[]` arrays (float32; int32 for the integer fields)."""
+    return jax.tree.map(lambda v: jnp.asarray(v, jnp.int32 if isinstance(v, int) else
+                                              jnp.float32), self)
+
+
+HYPER_KEYS = tuple(f.name for f in dataclasses.fields(Hyper))
 
 
 # -- Loss -------------------------------------------------------------------------------------------
@@ -73,24 +117,62 @@ def _global_norm(tree: Any) -> chex.Array:
   return norm(tree)
 
 
-def make_optimizer(config: Config) -> optax.GradientTransformation:
+def _unit_schedule(config: Config) -> optax.Schedule | None:
+  """The learning-rate schedule for a peak of 1 (None: constant), so the peak can be traced."""
   total = max(config.iterations * config.sgd_steps, 1)
   if config.lr_schedule == "cosine":
-    schedule = optax.warmup_cosine_decay_schedule(
-        0.0, config.learning_rate, max(config.warmup_steps, 1), max(total, config.warmup_steps + 1))
-  elif config.warmup_steps:
-    schedule = optax.linear_schedule(0.0, config.learning_rate, config.warmup_steps)
-  else:
-    schedule = config.learning_rate
+    return optax.warmup_cosine_decay_schedule(
+        0.0, 1.0, max(config.warmup_steps, 1), max(total, config.warmup_steps + 1))
+  if config.warmup_steps:
+    return optax.linear_schedule(0.0, 1.0, config.warmup_steps)
+  return None
+
+
+def make_optimizer(config: Config, hyper: Hyper | None = None) -> optax.GradientTransformation:
+  """The optimizer of `config`; numbers from `hyper` (default: the config's), which may be traced.
+
+  The optimizer state's structure depends on `config` alone, so the state made by one optimizer
+  is updated by another built with other `hyper` values (what a vmapped sweep does).
+  """
+  hyper = Hyper.from_config(config) if hyper is None else hyper
+  unit = _unit_schedule(config)
+  peak = hyper.learning_rate
+  schedule = peak if unit is None else (lambda count: peak * unit(count))
   if config.optimizer == "adamw":
-    opt = optax.adamw(schedule, weight_decay=config.weight_decay)
+    opt = optax.adamw(schedule, weight_decay=hyper.weight_decay)
   elif config.optimizer == "adam":
     opt = optax.adam(schedule)
   else:
-    opt = optax.sgd(schedule, momentum=config.momentum, nesterov=True)
+    opt = optax.sgd(schedule, momentum=hyper.momentum, nesterov=True)
   if config.max_grad_norm > 0:
-    opt = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), opt)
+    opt = optax.chain(optax.clip_by_global_norm(hyper.max_grad_norm), opt)
   return opt
+
+
+# -- Under a sweep's vmap --------------------------------------------------------------------------
+
+
+def loop_under_vmap(fn):
+  """`fn`, except that `jax.vmap` of it runs `fn` once per row (an unrolled loop) and stacks.
+
+  Why: vmapping a convolution over per-row *weights* (a sweep's configurations) makes it a
+  grouped convolution, which XLA:CPU runs several times slower than the separate convolutions
+  (`benchmarks/sweep.py`). Everything around the network (search, game, replay) stays batched.
+  Reverse-mode autodiff must happen inside `fn` (jax's custom_vmap does not transpose), which
+  is how the SGD step and the network evaluation use it. Rows whose inputs are not batched are
+  not copied: arguments without a batched leaf are passed whole.
+  """
+  wrapped = jax.custom_batching.custom_vmap(fn)
+
+  @wrapped.def_vmap
+  def rule(axis_size, in_batched, *args):
+    def row(i):
+      return jax.tree.map(lambda x, batched: x[i] if batched else x, list(args), list(in_batched))
+    outs = [wrapped(*row(i)) for i in range(axis_size)]
+    out = jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
+    return out, jax.tree.map(lambda _: True, out)
+
+  return wrapped
 
 
 # -- The run's static parts ------------------------------------------------------------------------
@@ -98,19 +180,35 @@ def make_optimizer(config: Config) -> optax.GradientTransformation:
 
 @dataclasses.dataclass(frozen=True)
 class Trainer:
-  """Static parts of a run; `iteration` is the fused, jitted step."""
+  """Static parts of a run; `iteration` is the fused, jitted step.
+
+  With a `mesh` (see `azjax.sharding.make_mesh`), `init` places the state on it (games and
+  replay rows split over the "data" axis, the rest replicated), `iteration` splits each training
+  minibatch over "data", and `jit_iteration` compiles with those shardings: XLA partitions the
+  program and averages the gradients across devices itself.
+  """
 
   config: Config
   game: Game
   model: nn.Module
   optimizer: optax.GradientTransformation
+  mesh: Any = None  # a jax.sharding.Mesh with a "data" axis, or None for one device
+  # Under a sweep's vmap: evaluate the network and take SGD steps one configuration at a time
+  # (`loop_under_vmap`) rather than with jax.vmap's batched convolutions. No effect otherwise.
+  loop_configs: bool = False
 
   @classmethod
-  def create(cls, config: Config) -> "Trainer":
-    config.validate(num_devices=1)
+  def create(cls, config: Config, mesh: Any = None) -> "Trainer":
+    """Validates `config` (batches divisible by the mesh's "data" axis) and builds the parts."""
+    config.validate(num_devices=1 if mesh is None else sharding.data_size(mesh))
     game = games.make(config.game, **config.game_kwargs())
     model = nets.make(config.net_config(), game.num_actions)
-    return cls(config=config, game=game, model=model, optimizer=make_optimizer(config))
+    return cls(config=config, game=game, model=model, optimizer=make_optimizer(config),
+               mesh=mesh)
+
+  def hyper(self) -> Hyper:
+    """This run's `Hyper` (Python numbers from the config)."""
+    return Hyper.from_config(self.config)
 
   # -- Network ------------------------------------------------------------------------------------
   def eval_fn(self, variables: Any, observation: chex.Array):
@@ -150,7 +248,12 @@ class Trainer:
 
   # -- Initial state --------------------------------------------------------------------------------
   def init(self, seed: int | None = None) -> TrainState:
-    seed = self.config.seed if seed is None else seed
+    """A fresh state for `seed` (default: the config's), placed on the mesh if there is one."""
+    state = self.init_state(self.config.seed if seed is None else seed)
+    return self.place(state)
+
+  def init_state(self, seed: int | chex.Array) -> TrainState:
+    """A fresh state, pure in `seed` (an int or a traced `[]` int32, so it can be vmapped)."""
     key = jax.random.PRNGKey(seed)
     key, net_key, games_key = jax.random.split(key, 3)
     variables = nets.init_variables(self.model, net_key, self.game.observation_shape)
@@ -173,8 +276,19 @@ class Trainer:
         games_finished=jnp.int32(0),
     )
 
+  def state_shardings(self, state: TrainState) -> TrainState:
+    """The state's `NamedSharding`s on `self.mesh` (a pytree like `state`)."""
+    return sharding.state_shardings(state, self.mesh)
+
+  def place(self, state: TrainState) -> TrainState:
+    """`state` moved onto the mesh with its shardings (unchanged without a mesh)."""
+    if self.mesh is None:
+      return state
+    return jax.device_put(state, self.state_shardings(state))
+
   # -- SGD ------------------------------------------------------------------------------------------
-  def loss(self, params, batch_stats, batch):
+  def loss(self, params, batch_stats, batch, hyper: Hyper | None = None):
+    hyper = self.hyper() if hyper is None else hyper
     observation, target_policy, legal_mask, target_value = batch
     variables = {"params": params}
     mutable = []
@@ -185,27 +299,51 @@ class Trainer:
                                                 mutable=mutable)
     policy_loss, value_loss = loss_terms(logits, value, target_policy, legal_mask, target_value)
     policy_loss, value_loss = policy_loss.mean(), value_loss.mean()
-    total = policy_loss + self.config.value_weight * value_loss
+    total = policy_loss + hyper.value_weight * value_loss
     if self.config.optimizer != "adamw":  # AdamW decays weights itself (decoupled).
-      total = total + self.config.weight_decay * l2_penalty(params)
+      total = total + hyper.weight_decay * l2_penalty(params)
     metrics = {"loss": total, "policy_loss": policy_loss, "value_loss": value_loss}
     return total, (updates.get("batch_stats", batch_stats), metrics)
 
-  def sgd_step(self, params, batch_stats, opt_state, batch):
-    grads, (batch_stats, metrics) = jax.grad(self.loss, has_aux=True)(params, batch_stats, batch)
-    updates, opt_state = self.optimizer.update(grads, opt_state, params)
+  def sgd_step(self, params, batch_stats, opt_state, batch, hyper: Hyper | None = None):
+    """One optimizer update; `hyper` (maybe traced) replaces the config's numbers."""
+    if hyper is None:
+      loss, optimizer = self.loss, self.optimizer
+    else:
+      loss = functools.partial(self.loss, hyper=hyper)
+      optimizer = make_optimizer(self.config, hyper)
+    grads, (batch_stats, metrics) = jax.grad(loss, has_aux=True)(params, batch_stats, batch)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     metrics["grad_norm"] = _global_norm(grads)
     return params, batch_stats, opt_state, metrics
 
   # -- The fused iteration ----------------------------------------------------------------------------
-  def iteration(self, state: TrainState) -> tuple[TrainState, dict]:
-    """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready)."""
+  def search_config(self, hyper: Hyper | None = None):
+    """The self-play search; with `hyper`, its noise and exploration numbers come from it."""
+    search_config = self.config.search_config()
+    if hyper is None:
+      return search_config
+    return dataclasses.replace(
+        search_config, gumbel_scale=hyper.gumbel_scale, dirichlet_alpha=hyper.dirichlet_alpha,
+        dirichlet_fraction=hyper.dirichlet_fraction, pb_c_init=hyper.pb_c_init,
+        temperature=hyper.temperature, temperature_moves=hyper.temperature_moves)
+
+  def iteration(self, state: TrainState, hyper: Hyper | None = None) -> tuple[TrainState, dict]:
+    """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready).
+
+    Args:
+      state: the run's state.
+      hyper: hyperparameters as values (traced, e.g. one row of a vmapped sweep); None uses the
+        config's numbers as compile-time constants (a single run).
+    """
     config = self.config
     key, selfplay_key, sgd_key, gating_key = jax.random.split(state.key, 4)
 
     # -- Self-play with the current network (with gating: the best one so far).
-    sp, stats = selfplay.play_chunk(self.game, self.eval_fn, config.search_config(),
+    eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
+    sgd_step = loop_under_vmap(self.sgd_step) if self.loop_configs else self.sgd_step
+    sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
                                     self.selfplay_variables(state), state.selfplay,
                                     selfplay_key, config.selfplay_steps)
 
@@ -213,11 +351,14 @@ class Trainer:
     def train(carry):
       # All minibatches are drawn up front (see `replay.sample`), then scanned over.
       batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch))
+      # Data parallel: each device trains on its share of every minibatch; with parameters
+      # replicated, XLA sums the gradients across devices (an all-reduce) by itself.
+      batches = sharding.constrain(batches, self.mesh, batch_axis=1)
 
       def body(c, batch):
         params, batch_stats, opt_state = c
-        params, batch_stats, opt_state, metrics = self.sgd_step(params, batch_stats, opt_state,
-                                                                batch)
+        params, batch_stats, opt_state, metrics = sgd_step(params, batch_stats, opt_state, batch,
+                                                           hyper)
         return (params, batch_stats, opt_state), metrics
 
       # XLA:CPU runs convolution gradients inside a while loop some 20x slower than outside
@@ -229,7 +370,8 @@ class Trainer:
     # SGD runs unconditionally and its result is discarded until the buffer is ready: a
     # `lax.cond` would put it in a nested computation, where XLA:CPU's convolution gradients
     # are an order of magnitude slower; the waste is a few iterations at the start of a run.
-    ready = (sp.buffer.num_targets >= max(config.min_buffer, 1)) & (config.sgd_steps > 0)
+    min_buffer = config.min_buffer if hyper is None else hyper.min_buffer
+    ready = (sp.buffer.num_targets >= jnp.maximum(min_buffer, 1)) & (config.sgd_steps > 0)
     old = (state.params, state.batch_stats, state.opt_state)
     new, metrics = train(old)
     params, batch_stats, opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new, old)
@@ -241,7 +383,8 @@ class Trainer:
       gating_score = self.gating_score({"params": params, "batch_stats": batch_stats},
                                        {"params": best_params, "batch_stats": best_batch_stats},
                                        gating_key)
-      accept = ready & (gating_score > config.gating_threshold)
+      threshold = config.gating_threshold if hyper is None else hyper.gating_threshold
+      accept = ready & (gating_score > threshold)
       metrics["gating_score"] = jnp.where(ready, gating_score, jnp.nan)
       metrics["gating_accepted"] = accept
       best_params, best_batch_stats = jax.tree.map(
@@ -269,5 +412,14 @@ class Trainer:
     return new_state, metrics
 
   def jit_iteration(self):
-    """The iteration, jitted once; the state argument is donated (updated in place)."""
-    return jax.jit(self.iteration, donate_argnums=0)
+    """The iteration, jitted once; the state argument is donated (updated in place).
+
+    With a mesh, the state keeps its shardings from one iteration to the next (the state
+    passed in must be placed: `init` and `place` do it) and the metrics come back replicated.
+    """
+    if self.mesh is None:
+      return jax.jit(self.iteration, donate_argnums=0)
+    shardings = self.state_shardings(jax.eval_shape(self.init_state, 0))
+    return jax.jit(self.iteration, in_shardings=(shardings,),
+                   out_shardings=(shardings, sharding.replicated(self.mesh)),
+                   donate_argnums=0)

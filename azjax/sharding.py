@@ -1,0 +1,121 @@
+"""Data parallelism over many devices with `jax.sharding`: a mesh, and where each array lives.
+
+One run over `D` devices uses a 1-D mesh with axis "data": the self-play games (`[B]`) and the
+replay buffer's rows (`[N]`) are split over "data", every minibatch of the SGD loop is split
+over "data", and everything else (parameters, optimizer state, RNG key, counters) is
+replicated. The iteration is the same program as on one device; `jax.jit` with these shardings
+lets XLA's SPMD partitioner split it, and the gradient of a loss averaged over a split batch
+becomes a local gradient plus an all-reduce by itself.
+
+A sweep of `K` configurations vmapped together (`azjax.sweep`) stacks every state leaf on a
+leading `[K]` axis. Over `D` devices it uses a 2-D mesh ("configs", "data") of shape
+`(gcd(K, D), D / gcd(K, D))`: configurations are spread over the first axis (no communication
+between them at all) and each one's batches over the second.
+
+Many hosts: call `jax.distributed.initialize()` at the start of every process (on a GPU or TPU
+cluster its arguments are found in the environment); `jax.devices()` then lists the devices of
+every host, and the same mesh and shardings span them. Nothing here changes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+DATA = "data"  # the batch axis: games, replay rows, minibatch examples
+CONFIGS = "configs"  # a sweep's configuration axis
+
+
+def make_mesh(devices: Sequence[Any] | None = None, *, num_configs: int = 0) -> Mesh:
+  """A mesh over `devices` (default: all of `jax.devices()`, every host's).
+
+  Args:
+    devices: the devices to use.
+    num_configs: 0 for one run: a 1-D ("data",) mesh. For a sweep of that many stacked
+      configurations: a 2-D ("configs", "data") mesh with `gcd(num_configs, D)` devices along
+      "configs" and the rest along "data".
+  """
+  devices = list(jax.devices() if devices is None else devices)
+  if not num_configs:
+    return Mesh(np.array(devices), (DATA,))
+  along_configs = math.gcd(num_configs, len(devices))
+  grid = np.array(devices).reshape(along_configs, len(devices) // along_configs)
+  return Mesh(grid, (CONFIGS, DATA))
+
+
+def data_size(mesh: Mesh | None) -> int:
+  """Devices along the "data" axis (1 without a mesh): batches must be divisible by it."""
+  return 1 if mesh is None else int(mesh.shape[DATA])
+
+
+def configs_size(mesh: Mesh | None) -> int:
+  """Devices along the "configs" axis (1 if the mesh has none)."""
+  return int(mesh.shape[CONFIGS]) if mesh is not None and CONFIGS in mesh.axis_names else 1
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+  """The whole array on every device."""
+  return NamedSharding(mesh, P())
+
+
+def _lead(mesh: Mesh, stacked: bool) -> tuple:
+  """The spec of a stacked state's leading `[K]` axis (nothing for a single run's state)."""
+  if not stacked:
+    return ()
+  return (CONFIGS if CONFIGS in mesh.axis_names else None,)
+
+
+def state_shardings(state: Any, mesh: Mesh, *, stacked: bool = False) -> Any:
+  """`NamedSharding`s for a `TrainState` (or its abstract shape): a pytree like `state`.
+
+  Split over "data": every leaf of `state.selfplay.games` and `state.selfplay.episode` (their
+  axis 0 is the `B` games) and of the replay buffer (axis 0: its `N` rows), except the write
+  pointer. Replicated: the rest. With `stacked=True` each leaf has a leading `[K]`
+  configuration axis first, split over "configs" if the mesh has that axis.
+  """
+  lead = _lead(mesh, stacked)
+
+  def rep(_):
+    return NamedSharding(mesh, P(*lead))
+
+  def split(x):
+    # Scalars (the buffer's write pointer) have nothing to split.
+    return NamedSharding(mesh, P(*lead, DATA) if x.ndim > len(lead) else P(*lead))
+
+  shardings = jax.tree.map(rep, state)
+  sp = state.selfplay
+  return shardings.replace(selfplay=sp.replace(
+      games=jax.tree.map(split, sp.games),
+      episode=split(sp.episode),
+      buffer=jax.tree.map(split, sp.buffer)))
+
+
+def constrain(tree: Any, mesh: Mesh | None, *, batch_axis: int = 0) -> Any:
+  """Asks XLA to split every leaf of `tree` over "data" along `batch_axis` (no-op without mesh).
+
+  Used inside the iteration on the sampled minibatches `[K, b, ...]`, which XLA would otherwise
+  be free to keep whole on every device. Under `jax.vmap(..., spmd_axis_name="configs")` the
+  vmapped axis is split over "configs" too.
+  """
+  if mesh is None or data_size(mesh) == 1:
+    return tree
+  spec = P(*([None] * batch_axis), DATA)
+  return jax.lax.with_sharding_constraint(tree, NamedSharding(mesh, spec))
+
+
+def check_divisible(config: Any, mesh: Mesh | None) -> None:
+  """Raises ValueError naming the batch size that the "data" axis does not divide."""
+  config.validate(num_devices=data_size(mesh))
+
+
+def describe(mesh: Mesh | None) -> str:
+  """`"8 x cpu (data=8)"`: for logs."""
+  if mesh is None:
+    device = jax.devices()[0]
+    return f"1 x {device.platform} ({device.device_kind})"
+  axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
+  return f"{mesh.devices.size} x {mesh.devices.flat[0].platform} ({axes})"

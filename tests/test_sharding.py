@@ -1,0 +1,113 @@
+"""Data parallelism: training sharded over 8 (simulated CPU) devices matches one device.
+
+JAX reads `XLA_FLAGS` once, when it starts, and other test modules start it in this process with
+one CPU device; so the checks run in a fresh Python process with
+`--xla_force_host_platform_device_count=8`.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import pytest
+
+from azjax import sharding
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PRELUDE = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import chex, jax, jax.numpy as jnp, numpy as np
+from jax.sharding import PartitionSpec as P
+from azjax import sharding, sweep, train
+from azjax.config import Config
+assert len(jax.devices()) == 8, jax.devices()
+CONFIG = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
+                simulations=8, selfplay_batch=16, selfplay_steps=6, buffer_size=512,
+                min_buffer=1, train_batch=32, sgd_steps=2, iterations=4)
+
+def train_alone(config, iterations):
+  trainer = train.Trainer.create(config)
+  state, step = trainer.init(), trainer.jit_iteration()
+  for _ in range(iterations):
+    state, metrics = step(state)
+  return state, metrics
+"""
+
+ONE_RUN = """
+# One device, the single-run path.
+alone, metrics = train_alone(CONFIG, 2)
+assert bool(metrics["trained"])
+
+# The same run over 8 devices: 2 games and 64 buffer rows per device, parameters replicated.
+mesh = sharding.make_mesh()
+trainer = train.Trainer.create(CONFIG, mesh=mesh)
+state, step = trainer.init(), trainer.jit_iteration()
+for _ in range(2):
+  state, sharded_metrics = step(state)
+buffer = state.selfplay.buffer.observation
+assert buffer.sharding.spec == P("data"), buffer.sharding
+assert {s.data.shape[0] for s in buffer.addressable_shards} == {512 // 8}
+assert {s.data.shape[0] for s in state.selfplay.games.board.addressable_shards} == {16 // 8}
+assert all(x.sharding.is_fully_replicated for x in jax.tree.leaves(state.params))
+assert bool(sharded_metrics["trained"])
+assert int(state.positions) == int(alone.positions)
+chex.assert_trees_all_equal(state.selfplay.buffer.value, alone.selfplay.buffer.value)
+chex.assert_trees_all_close(state.params, alone.params, atol=1e-5, rtol=1e-4)
+chex.assert_trees_all_close(state.opt_state, alone.opt_state, atol=1e-5, rtol=1e-4)
+np.testing.assert_allclose(float(sharded_metrics["loss"]), float(metrics["loss"]), rtol=1e-5)
+
+# A batch the devices do not divide is refused before anything compiles.
+try:
+  train.Trainer.create(Config(selfplay_batch=12, buffer_size=1200), mesh=mesh)
+  raise AssertionError("no error")
+except ValueError as err:
+  assert "selfplay_batch=12: must be divisible by the number of devices (8)" in str(err), err
+print("ok")
+"""
+
+SWEEP = """
+# A sweep of 2 configurations over 8 devices: a (configs=2, data=4) mesh.
+runs = sweep.expand(CONFIG, {"learning_rate": [CONFIG.learning_rate, 3e-3]}, seeds=[0])
+(group,) = sweep.group_runs(runs)
+mesh = sweep.group_mesh(group, None)
+assert dict(mesh.shape) == {"configs": 2, "data": 4}, mesh
+program = sweep.group_program(group, mesh)
+states = program.init(jnp.zeros(2, jnp.int32))
+hyper = sweep.stacked_hyper(group)
+for _ in range(2):
+  states, metrics = program.iteration(states, hyper)
+assert states.selfplay.buffer.observation.sharding.spec == P("configs", "data")
+alone, _ = train_alone(CONFIG, 2)
+chex.assert_trees_all_close(sweep.unstack(states.params, 0), alone.params, atol=1e-5, rtol=1e-4)
+print("ok")
+"""
+
+
+def _run(code: str) -> None:
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+             PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PRELUDE + code)], cwd=ROOT,
+                        env=env, capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
+
+
+def test_one_iteration_sharded_over_8_devices_matches_one_device():
+  _run(ONE_RUN)
+
+
+@pytest.mark.slow
+def test_sweep_spread_over_8_devices_matches_a_run_alone():
+  _run(SWEEP)
+
+
+def test_mesh_on_this_process_devices():
+  mesh = sharding.make_mesh()
+  assert mesh.axis_names == ("data",) and sharding.data_size(mesh) == len(jax.devices())
+  mesh = sharding.make_mesh(jax.devices()[:1], num_configs=4)
+  assert mesh.axis_names == ("configs", "data") and sharding.configs_size(mesh) == 1
+  assert sharding.data_size(None) == 1

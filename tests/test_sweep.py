@@ -1,0 +1,140 @@
+"""Sweeps: grid checks, grouping, the memory check, and a vmapped sweep against runs alone."""
+
+import csv
+import dataclasses
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+from azjax import checkpoint, sweep, train
+from azjax.config import Config
+
+TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
+              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
+              min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
+              eval_games=4, eval_simulations=4, eval_mcts_simulations=8, checkpoint_every=0)
+
+
+# -- Input checks (nothing compiles) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("specs, message", [
+    (["learnin_rate=1e-3"], "unknown config key 'learnin_rate'; did you mean learning_rate"),
+    (["game=chess,checkers"], "'game' cannot be swept"),
+    (["iterations=10,20"], "'iterations' cannot be swept"),
+    (["learning_rate"], "expected key=value1,value2"),
+    (["learning_rate=1e-3", "learning_rate=1e-4"], "given twice"),
+])
+def test_bad_grid_is_named(specs, message):
+  with pytest.raises(ValueError, match=message):
+    sweep.parse_grid(specs)
+
+
+def test_bad_values_are_named():
+  with pytest.raises(ValueError, match="channels: expected int"):
+    sweep.expand(TINY, {"channels": ["wide"]})
+  with pytest.raises(ValueError, match="repeated value"):
+    sweep.expand(TINY, {"learning_rate": ["1e-3", "0.001"]})
+  with pytest.raises(ValueError, match="sweep run learning_rate=-1,seed=0: .*must be > 0"):
+    sweep.expand(TINY, {"learning_rate": ["-1"]})
+  with pytest.raises(ValueError, match="either with --seeds or in the grid"):
+    sweep.expand(TINY, {"seed": [1, 2]}, seeds=[0])
+
+
+def test_batched_keys_share_a_group_shape_keys_do_not():
+  runs = sweep.expand(TINY, {"learning_rate": [1e-3, 3e-4], "dirichlet_fraction": [0.1, 0.3],
+                             "temperature": [1.0, 0.5]}, seeds=[0, 1])
+  assert len(runs) == 16 and len(sweep.group_runs(runs)) == 1
+  assert runs[0].name == "learning_rate=0.001,dirichlet_fraction=0.1,temperature=1,seed=0"
+  assert runs[0].setting == runs[1].setting != runs[2].setting
+  runs = sweep.expand(TINY, {"hidden": [16, 32], "learning_rate": [1e-3, 3e-4]})
+  groups = sweep.group_runs(runs)
+  assert [len(g) for g in groups] == [2, 2]
+  assert {r.config.hidden for r in groups[1].runs} == {32}
+  assert [len(g) for g in sweep.group_runs(runs, max_vmap=1)] == [1, 1, 1, 1]
+  # Clipping on or off is structure; its threshold is a number.
+  runs = sweep.expand(TINY, {"max_grad_norm": [0.0, 0.5, 2.0]})
+  assert [len(g) for g in sweep.group_runs(runs)] == [1, 2]
+  assert set(sweep.BATCHED_KEYS) | set(sweep.GROUPED_KEYS) | set(sweep.FIXED_KEYS) == {
+      f.name for f in dataclasses.fields(Config)}
+
+
+def test_a_grid_too_big_for_memory_stops_before_compiling():
+  grid = {"learning_rate": [1e-3, 3e-4, 1e-4]}
+  estimate = sweep.estimate_memory(train.Trainer.create(TINY))
+  assert estimate.replay >= TINY.buffer_size * 9 * 4  # At least the observations.
+  limit = int(estimate.per_device(1) * 2.5)  # Room for two runs (at 90%), not three.
+  with pytest.raises(ValueError, match="3 runs vmapped.*more than 90%.*--max-vmap 2"):
+    sweep.plan(TINY, grid, devices=jax.devices()[:1], memory_limit=limit)
+  assert len(sweep.plan(TINY, grid, max_vmap=2, devices=jax.devices()[:1],
+                        memory_limit=limit)) == 2
+
+
+def test_cli_rejects_bad_input_before_compiling(capsys):
+  from experiments import sweep as cli
+  with pytest.raises(SystemExit) as err:
+    cli.main(["--game", "tic_tac_toe", "--grid", "game=connect_four", "--dry-run"])
+  assert err.value.code == 2
+  assert "'game' cannot be swept" in capsys.readouterr().err
+
+
+# -- A vmapped sweep, against each configuration trained alone -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+  out = tmp_path_factory.mktemp("sweep")
+  summary = sweep.run_sweep(TINY, {"learning_rate": ["1e-3", "3e-3"]}, out, seeds=[0],
+                            devices=jax.devices()[:1], progress=False, command="test")
+  return summary
+
+
+def test_vmapped_sweep_matches_each_run_alone(swept):
+  """Each configuration of the vmapped program ends where the same config trained by itself
+  (the single-run path, hyperparameters as constants) ends."""
+  assert [len(t.__dict__) and t.runs for t in swept.timings] == [2]
+  for result in swept.results:
+    trainer = train.Trainer.create(result.run.config)
+    step = jax.jit(trainer.iteration)
+    alone = trainer.init()
+    for _ in range(TINY.iterations):
+      alone, metrics = step(alone)
+    assert bool(metrics["trained"])
+    swept_state, _ = checkpoint.restore(checkpoint.manager(result.run_dir), trainer.init())
+    assert int(swept_state.positions) == int(alone.positions) == 4 * 16 * 4
+    chex.assert_trees_all_equal(swept_state.selfplay.buffer.value, alone.selfplay.buffer.value)
+    chex.assert_trees_all_close(swept_state.params, alone.params, atol=1e-5, rtol=1e-4)
+  # The two learning rates really trained differently.
+  a, b = (checkpoint.restore(checkpoint.manager(r.run_dir), trainer.init())[0].params
+          for r in swept.results)
+  assert any(jax.tree.leaves(jax.tree.map(lambda x, y: bool(np.any(x != y)), a, b)))
+
+
+def test_sweep_writes_per_run_and_summary_files(swept):
+  root = swept.sweep_dir
+  for name in ("summary.csv", "summary.md", "curves.png", "final.png", "sweep.json"):
+    assert (root / name).exists(), name
+  for result in swept.results:
+    for name in ("config.json", "metrics.csv", "losses.png", "model", "final.json"):
+      assert (result.run_dir / name).exists(), (result.run.name, name)
+    assert checkpoint.read_config(result.run_dir) == result.run.config
+  with open(root / "summary.csv") as f:
+    rows = list(csv.DictReader(f))
+  assert [r["run"] for r in rows] == ["learning_rate=0.001,seed=0", "learning_rate=0.003,seed=0"]
+  assert {r["rank"] for r in rows} == {"1", "2"}
+  for row in rows:
+    score = float(row["random_score"])
+    assert float(row["random_ci_low"]) <= score <= float(row["random_ci_high"])
+    assert int(row["iterations"]) == TINY.iterations
+  text = (root / "summary.md").read_text()
+  assert "| 1 | learning_rate=" in text and "95% CI" in text
+  # The summary can be rebuilt from the directory alone (each run's final.json).
+  before = (root / "summary.csv").read_text()
+  assert [p.name for p in sweep.summarize(root)] == ["summary.csv", "summary.md", "curves.png",
+                                                     "final.png"]
+  assert (root / "summary.csv").read_text() == before
+  # A second sweep into the same directory is refused before it compiles.
+  with pytest.raises(ValueError, match="already holds a run"):
+    sweep.run_sweep(TINY, {"learning_rate": ["1e-3", "3e-3"]}, root, seeds=[0], progress=False)

@@ -50,7 +50,9 @@ def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]
   denom = 1.0 + z2 / n
   center = (score + z2 / (2.0 * n)) / denom
   half = z / denom * math.sqrt(score * (1.0 - score) / n + z2 / (4.0 * n * n))
-  return (max(0.0, center - half), min(1.0, center + half))
+  # The bounds always contain the observed score (at 0 or 1 rounding could put them a hair
+  # inside it).
+  return (max(0.0, min(center - half, score)), min(1.0, max(center + half, score)))
 
 
 def elo_from_score(score: Any, eps: float = 1e-3) -> Any:

@@ -276,7 +276,8 @@ def plot_ladder(results: dict[str, list[tuple[int, arena.MatchResult]]], path: s
     sims = np.array([s for s, _ in played])
     score = np.array([r.score for _, r in played])
     ci = np.array([r.interval for _, r in played])
-    yerr = np.stack([score - ci[:, 0], ci[:, 1] - score])
+    # Clipped: a perfect score's Wilson bound can sit a rounding error below it.
+    yerr = np.clip(np.stack([score - ci[:, 0], ci[:, 1] - score]), 0.0, None)
     ax.errorbar(sims, score, yerr=yerr, marker="o", capsize=3, label=name)
   ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
   ax.set_xscale("log", base=2)
@@ -545,7 +546,8 @@ def plot_progress(fit: arena.EloFit, steps: list[int], minutes: dict[int, float]
   y = np.array([ratings[f"it{s}"] for s in shown])
   ci = np.array([intervals[f"it{s}"] for s in shown]).reshape(-1, 2)
   fig, ax = plt.subplots(figsize=(7, 4.5))
-  ax.errorbar(x, y, yerr=np.stack([y - ci[:, 0], ci[:, 1] - y]), marker="o", capsize=3,
+  ax.errorbar(x, y, yerr=np.clip(np.stack([y - ci[:, 0], ci[:, 1] - y]), 0.0, None),
+              marker="o", capsize=3,
               label="snapshots")
   for name in fit.names:
     if not name.startswith("it"):

@@ -128,3 +128,12 @@ def test_progress_without_snapshots(run_dir, capsys):
   shutil.rmtree(run_dir / "models", ignore_errors=True)
   err = _error(capsys, ["--checkpoint", str(run_dir), "--progress", "--games", "4"])
   assert "no network snapshots" in err
+
+
+def test_ladder_plot_of_perfect_scores(tmp_path):
+  from azjax import arena
+  perfect = arena.MatchResult(agent_a="a", agent_b="b", game="g", wins=10, draws=0, losses=0,
+                              first=(5, 0, 0), second=(5, 0, 0))
+  low, high = perfect.interval
+  path = evaluate.plot_ladder({"a": [(10, perfect), (20, perfect)]}, tmp_path / "l.png")
+  assert path.read_bytes().startswith(b"\x89PNG") and high <= 1.0

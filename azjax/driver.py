@@ -165,6 +165,20 @@ def _check_resumable(config: Config, run_dir: Path) -> None:
                      + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
 
 
+def _mesh(devices: int | None):
+  """A ("data",) mesh over the first `devices` devices, or None for a single device."""
+  available = jax.devices()
+  count = len(available) if devices is None else devices
+  if not 1 <= count <= len(available):
+    raise ValueError(f"devices={devices}: this machine has {len(available)} "
+                     f"({available[0].platform})")
+  if count == 1:
+    return None
+  from azjax import sharding  # noqa: PLC0415
+
+  return sharding.make_mesh(available[:count])
+
+
 def _save(mngr, run_dir: Path, state) -> None:
   """A resumable checkpoint plus a small snapshot of the network in `models/<iteration>`."""
   it = int(state.iteration)
@@ -198,7 +212,8 @@ def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
                        progress: bool = True, tensorboard: bool = False,
                        max_iterations: int | None = None,
-                       init_from: str | Path | None = None) -> Summary:
+                       init_from: str | Path | None = None,
+                       devices: int | None = None) -> Summary:
   """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
 
   Args:
@@ -210,12 +225,15 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
     init_from: a run directory whose network (of the same shape) starts this run: a warm start
       with a fresh optimizer, replay buffer and games (e.g. to go on training on a new machine
       when the whole state is too big to carry). Ignored when resuming.
+    devices: split self-play and training batches over the first `devices` of
+      `jax.devices()` (data parallel, parameters replicated; `azjax.sharding`); default: all of
+      them. With one device the program is the plain single-device one.
   Raises:
     ValueError: bad config, or a resume whose config differs from the saved one.
     NaNLossError: a loss became NaN; the last good checkpoint is kept.
   """
   run_dir = Path(run_dir)
-  trainer = Trainer.create(config)  # Validates the config first.
+  trainer = Trainer.create(config, mesh=_mesh(devices))  # Validates the config first.
   if resume:
     _check_resumable(config, run_dir)
   checkpoint.write_config(run_dir, config)
@@ -223,11 +241,12 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   state = trainer.init()
   if resume and mngr.latest_step() is not None:
     state, _ = checkpoint.restore(mngr, state)
+    state = trainer.place(state)
   elif not resume and mngr.latest_step() is not None:
     raise ValueError(f"{run_dir} already holds checkpoints: pass --resume to continue that run "
                      "or choose another run directory")
   elif init_from is not None:
-    state = _warm_start(trainer, state, init_from)
+    state = trainer.place(_warm_start(trainer, state, init_from))
   iteration_fn = trainer.jit_iteration()
   evaluator = Evaluator(trainer)
   writer = _MetricsWriter(run_dir, tensorboard)

@@ -41,6 +41,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
   parser.add_argument("--init-from", default=None, metavar="RUN_DIR",
                       help="start from the network of another run (same game and network; "
                       "fresh optimizer, buffer and games)")
+  parser.add_argument("--devices", type=int, default=None,
+                      help="split the batches over this many devices (default: all)")
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
   parser.add_argument("--print-config", action="store_true", help="print the config and exit")
@@ -59,7 +61,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume,
                                  progress=not args.no_progress, tensorboard=args.tensorboard,
-                                 init_from=args.init_from)
+                                 init_from=args.init_from, devices=args.devices)
   except (ValueError, FileNotFoundError, NaNLossError) as err:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)

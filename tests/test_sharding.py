@@ -67,6 +67,16 @@ try:
   raise AssertionError("no error")
 except ValueError as err:
   assert "selfplay_batch=12: must be divisible by the number of devices (8)" in str(err), err
+
+# The driver uses every device by default, and a sharded run checkpoints and resumes.
+import dataclasses, tempfile
+from azjax.driver import train_and_evaluate
+run_dir = tempfile.mkdtemp()
+config = dataclasses.replace(CONFIG, iterations=3, eval_every=0, eval_games=0,
+                             checkpoint_every=1)
+train_and_evaluate(config, run_dir, progress=False, max_iterations=2)
+summary = train_and_evaluate(config, run_dir, progress=False, resume=True)
+assert summary.iterations == 3 and summary.positions == 3 * 16 * 6, summary
 print("ok")
 """
 

@@ -35,10 +35,10 @@ class CNN(nn.Module):
   @nn.compact
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
     x = nn.relu(layers.conv(self.channels, 3, self.dtype, use_bias=True, name="stem_conv")(obs))
-    layers.sow(self, "stem", x)
+    x = layers.sow(self, "stem", x)
     for i in range(self.blocks):
       x = nn.relu(layers.conv(self.channels, 3, self.dtype, use_bias=True, name=f"conv_{i}")(x))
-      layers.sow(self, f"block_{i}", x)
+      x = layers.sow(self, f"block_{i}", x)
     logits, policy_trunk = layers.PolicyHead(
         self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=False,
         dtype=self.dtype, name="policy_head")(x, train=train)

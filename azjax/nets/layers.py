@@ -131,9 +131,20 @@ class ValueHead(nn.Module):
     return jnp.tanh(out[:, 0]), trunk
 
 
-def sow(module: nn.Module, name: str, x: Array) -> None:
+def sow(module: nn.Module, name: str, x: Array) -> Array:
   """Stores `x` as float32 under `name` in the "intermediates" collection (overwriting, so the
-  entry is the array itself, not flax's default tuple). A no-op unless the collection is
-  mutable, and free under `jit` then."""
+  entry is the array itself, not flax's default tuple) and returns it. A no-op unless the
+  collection is mutable, and free under `jit` then.
+
+  Probing hook: when the variables passed to `apply` hold `{"perturbations": {name: delta}}`,
+  `x + delta` is sown and returned instead, so the rest of the network sees the shifted
+  activation. `azjax.probe.tcav` adds concept vectors this way, and takes the gradient of a
+  loss with respect to a layer's activation as the gradient with respect to `delta` at 0.
+  Without that collection (training, self-play) nothing changes. Only the body's layers
+  (stem, blocks) feed the rest of the network; the head trunks are sown after their output.
+  """
+  if module.has_variable("perturbations", name):
+    x = x + module.get_variable("perturbations", name).astype(x.dtype)
   module.sow("intermediates", name, x.astype(jnp.float32),
              init_fn=lambda: None, reduce_fn=lambda _, new: new)
+  return x

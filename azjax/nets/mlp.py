@@ -43,7 +43,7 @@ class MLP(nn.Module):
       if self.layer_norm:
         x = nn.LayerNorm(dtype=self.dtype, param_dtype=jnp.float32, name=f"norm_{j}")(x)
       x = nn.relu(x)
-      layers.sow(self, "stem" if j == 0 else f"block_{j - 1}", x)
+      x = layers.sow(self, "stem" if j == 0 else f"block_{j - 1}", x)
     policy_trunk = nn.relu(layers.dense(self.hidden, self.dtype, name="policy_hidden")(x))
     logits = nn.Dense(self.num_actions, dtype=jnp.float32, param_dtype=jnp.float32,
                       name="policy_logits")(policy_trunk)

@@ -60,11 +60,11 @@ class ResNet(nn.Module):
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
     x = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="stem_conv")(obs)
     x = nn.relu(layers.batch_norm(train, self.dtype, name="stem_bn")(x))
-    layers.sow(self, "stem", x)
+    x = layers.sow(self, "stem", x)
     for i in range(self.blocks):
       x = ResidualBlock(self.channels, self.se_ratio, self.dtype, name=f"res_block_{i}")(
           x, train=train)
-      layers.sow(self, f"block_{i}", x)
+      x = layers.sow(self, f"block_{i}", x)
     logits, policy_trunk = layers.PolicyHead(
         self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=True,
         dtype=self.dtype, name="policy_head")(x, train=train)

@@ -261,6 +261,18 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     sys.exit(130)
 
 
+def _save_figure(fig, ax, path: str | Path) -> Path:
+  """Grid, tight layout, `path` written at 100 dpi, figure closed (both plots of this module)."""
+  import matplotlib.pyplot as plt  # noqa: PLC0415
+
+  ax.grid(True, alpha=0.3)
+  fig.tight_layout()
+  path = Path(path)
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
+
+
 def plot_ladder(results: dict[str, list[tuple[int, arena.MatchResult]]], path: str | Path,
                 title: str = "MCTS ladder") -> Path:
   """Score per rung (log2 x-axis) with 95% interval error bars, one line per player."""
@@ -287,12 +299,7 @@ def plot_ladder(results: dict[str, list[tuple[int, arena.MatchResult]]], path: s
   ax.set_ylabel("score (wins + draws / 2)")
   ax.set_title(title)
   ax.legend(fontsize=8)
-  ax.grid(True, alpha=0.3)
-  fig.tight_layout()
-  path = Path(path)
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path
+  return _save_figure(fig, ax, path)
 
 
 # -- Pool: round robin and Elo ---------------------------------------------------------------------
@@ -557,12 +564,7 @@ def plot_progress(fit: arena.EloFit, steps: list[int], minutes: dict[int, float]
   ax.set_xlabel("training minutes" if use_minutes else "iteration")
   ax.set_ylabel("Elo")
   ax.set_title(title)
-  ax.grid(True, alpha=0.3)
-  fig.tight_layout()
-  path = Path(path)
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path
+  return _save_figure(fig, ax, path)
 
 
 if __name__ == "__main__":

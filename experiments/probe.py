@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--sweep-probes", default="sgd,ridge",
                       help="probes on the earlier snapshots (the heatmaps use the first one "
                       "that fits each concept)")
+  parser.add_argument("--tune", action="store_true",
+                      help="choose every probe's penalty on held-out training games (default: "
+                      "only Ridge's; the classifiers keep scikit-learn's defaults)")
   parser.add_argument("--seeds", type=int, default=3, help="seeds on the final network")
   parser.add_argument("--sweep-seeds", type=int, default=2, help="seeds on earlier snapshots")
   parser.add_argument("--tcav-runs", type=int, default=10,
@@ -109,8 +112,9 @@ def primary_probe(binary: bool, kinds: Sequence[str]) -> str | None:
 
 def probe_network(acts: dict[str, np.ndarray], ds, *, label: str, iteration, network: str,
                   concepts: Sequence[str], kinds: Sequence[str], seeds: Sequence[int],
-                  layers: Sequence[str]) -> list[dict]:
-  """Score rows of every (layer, concept, probe, seed) on one network's activations."""
+                  layers: Sequence[str], tune: bool | None = None) -> list[dict]:
+  """Score rows of every (layer, concept, probe, seed) on one network's activations
+  (`tune`: see `probes.fit`)."""
   from azjax.probe import probes
   rows = []
   for concept in concepts:
@@ -120,7 +124,8 @@ def probe_network(acts: dict[str, np.ndarray], ds, *, label: str, iteration, net
         continue
       for layer in layers:
         for seed in seeds:
-          value = probes.score(kind, acts[layer], ds.labels(concept), ds.groups, seed=seed)
+          value = probes.score(kind, acts[layer], ds.labels(concept), ds.groups, seed=seed,
+                               tune=tune)
           rows.append(dict(checkpoint=label, iteration="" if iteration is None else iteration,
                            network=network, layer=layer, concept=concept, probe=kind,
                            metric=probes.METRICS[kind], seed=seed, score=value))
@@ -392,6 +397,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{time.time() - started:.0f}s")
 
   kinds, sweep_kinds = _split(args.probes), _split(args.sweep_probes)
+  tune = True if args.tune else None
   seeds = list(range(args.seed, args.seed + args.seeds))
   sweep_seeds = seeds[:args.sweep_seeds]
   rows: list[dict] = []
@@ -399,13 +405,15 @@ def main(argv: list[str] | None = None) -> None:
   # -- Controls: the raw input, and random networks of the same shape (one per seed; their
   # activations are dropped as soon as they are probed, as they can take gigabytes).
   rows += probe_network({"input": obs}, ds, label="input", iteration=None, network="input",
-                        concepts=concept_names, kinds=kinds, seeds=seeds, layers=["input"])
+                        concepts=concept_names, kinds=kinds, seeds=seeds, layers=["input"],
+                        tune=tune)
   for seed in seeds:
     random_acts = random_activations(model, env, obs, seed)
     layers = list(random_acts)
     body = [l for l in layers if l != "input"]
     rows += probe_network(random_acts, ds, label="init", iteration=0, network="random",
-                          concepts=concept_names, kinds=kinds, seeds=[seed], layers=body)
+                          concepts=concept_names, kinds=kinds, seeds=[seed], layers=body,
+                          tune=tune)
     del random_acts
   print(f"probe: controls done; {time.time() - started:.0f}s")
 
@@ -416,7 +424,7 @@ def main(argv: list[str] | None = None) -> None:
     acts = dataset.activations(model, variables, obs)
     rows += probe_network(acts, ds, label=label, iteration=iteration, network="trained",
                           concepts=concept_names, kinds=kinds if is_final else sweep_kinds,
-                          seeds=seeds if is_final else sweep_seeds, layers=body)
+                          seeds=seeds if is_final else sweep_seeds, layers=body, tune=tune)
     if is_final:
       final_acts = acts
     del acts

@@ -287,13 +287,49 @@ def test_probe_scores_nan_when_a_class_is_too_rare():
     probes.make_probe("svm")
 
 
+def test_penalty_is_chosen_on_training_games_only():
+  rng = np.random.default_rng(0)
+  groups = np.arange(400) // 10
+  x = rng.standard_normal((400, 5))
+  # A clean linear target wants the weakest ridge penalty; pure noise wants the strongest
+  # (shrinking to the mean beats fitting noise on held-out games).
+  assert probes.choose_penalty("ridge", x, x @ np.arange(1.0, 6.0), groups) == 1.0
+  assert probes.choose_penalty("ridge", x, rng.standard_normal(400), groups) == 1e5
+  # Many noise units and few games: a classifier is better off strongly regularised.
+  wide = rng.standard_normal((120, 2000))
+  y = (wide[:, 0] > 0).astype(float)
+  assert probes.choose_penalty("logistic", wide, y, np.arange(120) // 4) < 1.0
+  # One game, or a class too rare on a side: the default, as no held-out score exists.
+  default = probes.DEFAULT_PENALTY["sgd"]
+  assert probes.choose_penalty("sgd", x, x[:, 0] > 0, np.zeros(400)) == default
+  rare = np.zeros(400)
+  rare[:3] = 1
+  assert probes.choose_penalty("sgd", x, rare, groups) == default
+
+
+def test_a_unit_constant_on_the_training_games_cannot_blow_up_a_probe():
+  rng = np.random.default_rng(0)
+  groups = np.arange(400) // 10
+  x = rng.standard_normal((400, 8))
+  y = x @ np.arange(1.0, 9.0)
+  train, test = probes.grouped_split(groups, seed=0)
+  # A dead unit that fires (barely) once in training, and strongly on the test games.
+  dead = np.zeros(400)
+  dead[train[0]] = 1e-6
+  dead[test] = 5.0
+  x = np.column_stack([x, dead])
+  assert probes.score("ridge", x, y, groups, seed=0) > 0.9
+  z = probes.FeatureScaler().fit(x[train]).transform(x[test])
+  assert np.abs(z).max() < 1e4
+
+
 def test_probe_cli_on_an_export(exported, tmp_path):
   from experiments import probe
   run_dir, _, _, _ = exported
   out = tmp_path / "probe"
   probe.main(["--run", str(run_dir), "--dataset", str(run_dir / "export"), "--out", str(out),
               "--seeds", "1", "--sweep-seeds", "1", "--tcav-runs", "2", "--alphas=-1,0,1",
-              "--probes", "sgd,ridge", "--concepts", "material,capture_available"])
+              "--probes", "sgd,ridge", "--concepts", "material,capture_available", "--tune"])
   for name in ("scores.csv", "summary.csv", "summary.md", "layers.png", "heatmaps.png"):
     assert (out / name).exists(), name
   summary = probe._read_csv(out / "summary.csv")

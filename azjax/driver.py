@@ -7,6 +7,7 @@ scalars to the host between iterations.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
@@ -209,6 +210,26 @@ def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
   return row
 
 
+@contextlib.contextmanager
+def stop_on_interrupt(log=print):
+  """Turns the first Ctrl-C into a request: yields `{"flag": bool}`, set once Ctrl-C arrives,
+  for a training loop to finish its iteration, checkpoint and stop; a second Ctrl-C raises
+  KeyboardInterrupt. The previous handler is restored on exit."""
+  interrupted = {"flag": False}
+
+  def on_sigint(signum, frame):
+    if interrupted["flag"]:
+      raise KeyboardInterrupt
+    interrupted["flag"] = True
+    log("\nstopping after this iteration (Ctrl-C again to abort without saving)")
+
+  previous = signal.signal(signal.SIGINT, on_sigint)
+  try:
+    yield interrupted
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
                        progress: bool = True, tensorboard: bool = False,
                        max_iterations: int | None = None,
@@ -252,92 +273,84 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   writer = _MetricsWriter(run_dir, tensorboard)
 
   # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
-  interrupted = {"flag": False}
+  with stop_on_interrupt() as interrupted:
+    start_iteration = int(state.iteration)
+    last_saved = start_iteration
+    # With a time budget the iteration count is only an upper bound: no misleading ETA then.
+    bar = _progress(None if config.minutes else config.iterations, start_iteration) \
+        if progress else None
+    budget = config.minutes * 60 if config.minutes else math.inf
+    t_start = time.time()
+    t_last = t_start
+    # "seconds" counts training time over all sessions of a resumed run.
+    earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= start_iteration]
+    seconds_before = float(earlier[-1].get("seconds", 0.0)) if resume and earlier else 0.0
+    positions_last = int(state.positions)
+    final_eval: dict[str, float] = {}  # The latest evaluation, for the summary.
+    stopped_by = "iterations"
 
-  def on_sigint(signum, frame):
-    if interrupted["flag"]:
-      raise KeyboardInterrupt
-    interrupted["flag"] = True
-    print("\nstopping after this iteration (Ctrl-C again to abort without saving)")
+    def evaluate(state) -> dict[str, float]:
+      results = evaluator.evaluate(Trainer.variables(state),
+                                   jax.random.PRNGKey(int(state.iteration)))
+      final_eval.clear()
+      final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
+      return _eval_columns(results)
 
-  previous_handler = signal.signal(signal.SIGINT, on_sigint)
-  start_iteration = int(state.iteration)
-  last_saved = start_iteration
-  # With a time budget the iteration count is only an upper bound: no misleading ETA then.
-  bar = _progress(None if config.minutes else config.iterations, start_iteration) \
-      if progress else None
-  budget = config.minutes * 60 if config.minutes else math.inf
-  t_start = time.time()
-  t_last = t_start
-  # "seconds" counts training time over all sessions of a resumed run.
-  earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= start_iteration]
-  seconds_before = float(earlier[-1].get("seconds", 0.0)) if resume and earlier else 0.0
-  positions_last = int(state.positions)
-  final_eval: dict[str, float] = {}  # The latest evaluation, for the summary.
-  stopped_by = "iterations"
-
-  def evaluate(state) -> dict[str, float]:
-    results = evaluator.evaluate(Trainer.variables(state), jax.random.PRNGKey(int(state.iteration)))
-    final_eval.clear()
-    final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
-    return _eval_columns(results)
-
-  try:
-    if start_iteration == 0 and config.eval_every and config.eval_games:
-      # The untrained network's scores: the starting point of the learning curves.
-      writer.write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
-                    **evaluate(state)})
-    while True:
-      done = int(state.iteration)
-      if done >= config.iterations:
-        break
-      if max_iterations is not None and done - start_iteration >= max_iterations:
-        break
-      if time.time() - t_start >= budget:
-        stopped_by = "minutes"
-        break
-      if interrupted["flag"]:
-        stopped_by = "interrupt"
-        break
-      new_state, metrics = iteration_fn(state)
-      metrics = jax.device_get(metrics)
-      trained = bool(metrics.pop("trained"))
-      if trained and not all(math.isfinite(float(metrics[k])) for k in ("loss", "grad_norm")):
-        raise NaNLossError(
-            f"iteration {done + 1}: the loss is {float(metrics['loss'])} (not finite); "
-            f"stopping. The last good checkpoint (iteration {last_saved}) is kept in "
-            f"{mngr.directory}; lower learning_rate or check the inputs.")
-      state = new_state
-      it = int(state.iteration)
-      now = time.time()
-      positions = int(state.positions)
-      row = {"iteration": it, "positions": positions, "games": int(state.games_finished),
-             "sgd_steps": int(state.sgd_steps),
-             "seconds": round(seconds_before + now - t_start, 3),
-             "positions_per_second": (positions - positions_last) / max(now - t_last, 1e-9)}
-      row.update({k: float(v) for k, v in metrics.items()})
-      t_last, positions_last = now, positions
-      is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
-                 or (max_iterations is not None and it - start_iteration >= max_iterations))
-      if (config.eval_every and it % config.eval_every == 0) or is_last:
-        row.update(evaluate(state))
-      writer.write(row)
-      if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
-        _save(mngr, run_dir, state)
-        last_saved = it
+    try:
+      if start_iteration == 0 and config.eval_every and config.eval_games:
+        # The untrained network's scores: the starting point of the learning curves.
+        writer.write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
+                      **evaluate(state)})
+      while True:
+        done = int(state.iteration)
+        if done >= config.iterations:
+          break
+        if max_iterations is not None and done - start_iteration >= max_iterations:
+          break
+        if time.time() - t_start >= budget:
+          stopped_by = "minutes"
+          break
+        if interrupted["flag"]:
+          stopped_by = "interrupt"
+          break
+        new_state, metrics = iteration_fn(state)
+        metrics = jax.device_get(metrics)
+        trained = bool(metrics.pop("trained"))
+        if trained and not all(math.isfinite(float(metrics[k])) for k in ("loss", "grad_norm")):
+          raise NaNLossError(
+              f"iteration {done + 1}: the loss is {float(metrics['loss'])} (not finite); "
+              f"stopping. The last good checkpoint (iteration {last_saved}) is kept in "
+              f"{mngr.directory}; lower learning_rate or check the inputs.")
+        state = new_state
+        it = int(state.iteration)
+        now = time.time()
+        positions = int(state.positions)
+        row = {"iteration": it, "positions": positions, "games": int(state.games_finished),
+               "sgd_steps": int(state.sgd_steps),
+               "seconds": round(seconds_before + now - t_start, 3),
+               "positions_per_second": (positions - positions_last) / max(now - t_last, 1e-9)}
+        row.update({k: float(v) for k, v in metrics.items()})
+        t_last, positions_last = now, positions
+        is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
+                   or (max_iterations is not None and it - start_iteration >= max_iterations))
+        if (config.eval_every and it % config.eval_every == 0) or is_last:
+          row.update(evaluate(state))
+        writer.write(row)
+        if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
+          _save(mngr, run_dir, state)
+          last_saved = it
+        if bar is not None:
+          bar.update(1)
+          postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",
+                     **({"min left": f"{max(budget - (now - t_start), 0) / 60:.1f}"}
+                        if config.minutes else {}),
+                     "pi": f"{row['policy_loss']:.3f}", "v": f"{row['value_loss']:.3f}"}
+          postfix.update({k.split("/")[1]: f"{v:.2f}" for k, v in row.items()
+                          if k.startswith("eval/") and k.endswith("/score")})
+          bar.set_postfix(postfix, refresh=False)
+    finally:
       if bar is not None:
-        bar.update(1)
-        postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",
-                   **({"min left": f"{max(budget - (now - t_start), 0) / 60:.1f}"}
-                      if config.minutes else {}),
-                   "pi": f"{row['policy_loss']:.3f}", "v": f"{row['value_loss']:.3f}"}
-        postfix.update({k.split("/")[1]: f"{v:.2f}" for k, v in row.items()
-                        if k.startswith("eval/") and k.endswith("/score")})
-        bar.set_postfix(postfix, refresh=False)
-  finally:
-    signal.signal(signal.SIGINT, previous_handler)
-    if bar is not None:
-      bar.close()
+        bar.close()
   it = int(state.iteration)
   if it != last_saved:
     _save(mngr, run_dir, state)

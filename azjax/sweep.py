@@ -32,7 +32,6 @@ import itertools
 import json
 import math
 import os
-import signal
 import time
 import warnings
 from pathlib import Path
@@ -44,6 +43,7 @@ import numpy as np
 
 from azjax import checkpoint, sharding
 from azjax.config import Config, override
+from azjax.driver import stop_on_interrupt
 from azjax.train import HYPER_KEYS, Hyper, Trainer
 
 # -- Which keys batch ------------------------------------------------------------------------------
@@ -716,18 +716,9 @@ def run_sweep(base: Config, grid: dict[str, Sequence[Any]], sweep_dir: str | Pat
         f"{sharding.describe(mesh)}, ~{_gib(estimate.per_device(sharding.data_size(mesh)))} "
         f"per run: " + " | ".join(run.name for run in group.runs))
 
-  interrupted = {"flag": False}
-
-  def on_sigint(signum, frame):
-    if interrupted["flag"]:
-      raise KeyboardInterrupt
-    interrupted["flag"] = True
-    log("\nstopping after this iteration (Ctrl-C again to abort without saving)")
-
-  previous = signal.signal(signal.SIGINT, on_sigint)
   results: list[RunResult] = []
   timings: list[GroupTiming] = []
-  try:
+  with stop_on_interrupt(log) as interrupted:
     for index, (group, mesh, _) in enumerate(planned):
       if interrupted["flag"]:
         break
@@ -736,8 +727,6 @@ def run_sweep(base: Config, grid: dict[str, Sequence[Any]], sweep_dir: str | Pat
                                           interrupted=interrupted, log=log)
       results += group_results
       timings.append(timing)
-  finally:
-    signal.signal(signal.SIGINT, previous)
   info["timings"] = [dataclasses.asdict(t) for t in timings]
   (sweep_dir / "sweep.json").write_text(json.dumps(info, indent=2) + "\n")
   files = (write_summary(sweep_dir, results, timings, command=command, grid_keys=list(grid))

@@ -9,6 +9,7 @@ import pytest
 from azjax import games
 from azjax.games import base, perft
 from azjax.games.checkers import Checkers
+from positions import CHECKERS_CHOICE
 
 GAME = games.make("checkers")
 STEP = jax.jit(GAME.step)
@@ -189,16 +190,7 @@ def test_capture_is_mandatory():
   """))
 
 
-CHOICE = """
-8 . . . . . . . x
-7 . . . . . . . .
-6 . . . . . x . .
-5 . . . . . . . .
-4 . x . x . . . .
-3 o . o . . . . .
-2 . . . . . . . .
-1 . . . . . . . .
-"""
+CHOICE = CHECKERS_CHOICE
 
 
 def test_any_capture_may_be_chosen():

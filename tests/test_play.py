@@ -16,18 +16,9 @@ import pytest
 
 from azjax import games, play
 from experiments import play as play_cli
+from positions import CHECKERS_CHOICE
 
 REPO = Path(__file__).resolve().parent.parent
-CHECKERS_CHOICE = """
-8 . . . . . . . x
-7 . . . . . . . .
-6 . . . . . x . .
-5 . . . . . . . .
-4 . x . x . . . .
-3 o . o . . . . .
-2 . . . . . . . .
-1 . . . . . . . .
-"""
 # Breakthrough 5x5 (one rank each): white runs up the a-file and captures onto b5.
 QUICK_WIN_5X5 = "a1a2 e5e4 a2a3 e4e3 a3a4 d5d4 a4b5"
 

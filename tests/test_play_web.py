@@ -18,17 +18,7 @@ from pathlib import Path
 import pytest
 
 from azjax import games, play, web
-
-CHECKERS_CHOICE = """
-8 . . . . . . . x
-7 . . . . . . . .
-6 . . . . . x . .
-5 . . . . . . . .
-4 . x . x . . . .
-3 o . o . . . . .
-2 . . . . . . . .
-1 . . . . . . . .
-"""
+from positions import CHECKERS_CHOICE
 
 
 def post(app, path, **body):

@@ -144,11 +144,15 @@ function setBusy(value) {
   document.body.dataset.busy = String(value); // For tests: wait until the page is idle.
 }
 
-async function act(path, body) {
+// One request at a time: sends it, shows the position it returns (and the settings it was
+// played with, for a new game or the page's first load), then lets the engines move.
+async function act(path, body, { method = "POST", settings = false } = {}) {
   if (busy) return;
   setBusy(true);
   try {
-    render(await api("POST", path, body));
+    const s = await api(method, path, body);
+    render(s);
+    if (settings) showSettings(s);
     await runAgents();
   } catch (err) {
     showError(err);
@@ -173,7 +177,7 @@ $("typed").addEventListener("submit", (event) => {
 $("undo").addEventListener("click", () => act("/api/undo"));
 $("resign").addEventListener("click", () => act("/api/resign"));
 
-$("settings").addEventListener("submit", async (event) => {
+$("settings").addEventListener("submit", (event) => {
   event.preventDefault();
   const body = {
     game: $("game").value,
@@ -181,33 +185,10 @@ $("settings").addEventListener("submit", async (event) => {
     color: $("color").value,
     sims: $("sims").value,
   };
-  if (busy) return;
-  setBusy(true);
-  try {
-    const s = await api("POST", "/api/new", body);
-    render(s);
-    showSettings(s);
-    await runAgents();
-  } catch (err) {
-    showError(err);
-  } finally {
-    setBusy(false);
-  }
+  act("/api/new", body, { settings: true });
 });
 
 // When the game changes, offer its default opponent again (the trained agent, if any).
 $("game").addEventListener("change", () => { $("opponent").value = ""; });
 
-(async () => {
-  setBusy(true);
-  try {
-    const s = await api("GET", "/api/state");
-    render(s);
-    showSettings(s);
-    await runAgents();
-  } catch (err) {
-    showError(err);
-  } finally {
-    setBusy(false);
-  }
-})();
+act("/api/state", undefined, { method: "GET", settings: true });

@@ -15,7 +15,9 @@ Stopping and resuming from `checkpoints/` continues the very same run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -78,9 +80,38 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
   if step is None:
     raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
   target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+  try:
+    restored = mngr.restore(step, args=ocp.args.Composite(
+        state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
+    return restored.state, restored.meta
+  except ValueError:
+    older = _older_state_target(mngr, step, target)
+    if older is None:
+      raise
   restored = mngr.restore(step, args=ocp.args.Composite(
-      state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
-  return restored.state, restored.meta
+      state=ocp.args.StandardRestore(older), meta=ocp.args.JsonRestore()))
+  missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
+  return type(abstract_state)(**restored.state, **missing), restored.meta
+
+
+def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> dict | None:
+  """For a checkpoint written before some empty fields of the state existed (the gating
+  network, `{}` without gating): the target's fields that are on disk, as a dict; None when
+  that is not the mismatch (a missing field that holds arrays cannot be made up)."""
+  if not dataclasses.is_dataclass(target):
+    return None
+  absl = logging.getLogger("absl")
+  level = absl.level
+  absl.setLevel(logging.ERROR)  # item_metadata warns of each item it is given no handler for
+  try:
+    saved = set(mngr.item_metadata(step)["state"].keys())
+  finally:
+    absl.setLevel(level)
+  fields = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
+  missing = [name for name in fields if name not in saved]
+  if not missing or any(fields[name] != {} for name in missing):
+    return None
+  return {name: value for name, value in fields.items() if name in saved}
 
 
 def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = None) -> Path:

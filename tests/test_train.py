@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+from typing import Any
 
 import chex
 import jax
@@ -190,6 +191,37 @@ def test_resume_refuses_a_different_config(tmp_path):
                        progress=False)
   with pytest.raises(ValueError, match="--resume"):
     train_and_evaluate(config, tmp_path, progress=False)
+
+
+@chex.dataclass(frozen=True)
+class StateBeforeGating:
+  """The training state as runs saved it before gating: no best_params / best_batch_stats."""
+  params: Any
+  batch_stats: Any
+  opt_state: Any
+  selfplay: Any
+  key: Any
+  iteration: Any
+  sgd_steps: Any
+  positions: Any
+  games_finished: Any
+
+
+def test_restores_a_checkpoint_written_before_the_gating_fields(trainer, tmp_path):
+  from azjax import checkpoint
+  state = trainer.init()
+  assert state.best_params == {}  # no gating in TINY
+  old = StateBeforeGating(**{f.name: getattr(state, f.name)
+                              for f in dataclasses.fields(StateBeforeGating)})
+  checkpoint.save(checkpoint.manager(tmp_path), 1, old)
+  restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
+  assert isinstance(restored, train.TrainState)
+  assert restored.best_params == {} and restored.best_batch_stats == {}
+  chex.assert_trees_all_equal(restored.params, state.params)
+  # With gating on, the missing network cannot be made up: the mismatch stays an error.
+  gated = train.Trainer.create(dataclasses.replace(TINY, gating=True)).init()
+  with pytest.raises(ValueError):
+    checkpoint.restore(checkpoint.manager(tmp_path), gated)
 
 
 def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):

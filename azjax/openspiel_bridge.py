@@ -232,7 +232,33 @@ def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, nu
                            losses=first[2] + second[2], first=first, second=second)
 
 
-__all__ = ["NotationMismatch", "azjax_keys", "match_vs_openspiel", "openspiel_game",
+def match_bots(env: base.Game, factory_a: BotFactory, factory_b: BotFactory, num_games: int,
+               seed: int, *, name_a: str = "openspiel-bot-a",
+               name_b: str = "openspiel-bot-b") -> arena.MatchResult:
+  """Two OpenSpiel bots against each other on `env`'s game, half the games with each colour:
+  bot a is player 0 in games `0, 2, ...`. For controls that must use the same engine as their
+  opponents (a 50-simulation OpenSpiel MCTS against the OpenSpiel ladder)."""
+  if num_games <= 0 or num_games % 2:
+    raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
+  game = openspiel_game(env)
+  per_colour = [[0, 0, 0], [0, 0, 0]]  # [player of bot a][win, draw, loss] from a's side
+  for i in range(num_games):
+    a_player = i % 2
+    bots = [None, None]
+    bots[a_player] = factory_a(game, a_player, seed + i)
+    bots[1 - a_player] = factory_b(game, 1 - a_player, seed + num_games + i)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+      state.apply_action(int(bots[state.current_player()].step(state)))
+    result = state.returns()[a_player]
+    per_colour[a_player][0 if result > 0 else 1 if result == 0 else 2] += 1
+  first, second = tuple(per_colour[0]), tuple(per_colour[1])
+  return arena.MatchResult(agent_a=name_a, agent_b=name_b, game=env.name,
+                           wins=first[0] + second[0], draws=first[1] + second[1],
+                           losses=first[2] + second[2], first=first, second=second)
+
+
+__all__ = ["NotationMismatch", "azjax_keys", "match_bots", "match_vs_openspiel", "openspiel_game",
            "openspiel_keys",
            "openspiel_mcts_bot", "openspiel_mcts_factory", "openspiel_random_factory",
            "play_game", "play_vs_openspiel"]

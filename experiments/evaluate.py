@@ -56,13 +56,16 @@ CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollou
 
 @dataclasses.dataclass(frozen=True)
 class OpenSpielMCTS:
-  """OpenSpiel's C++ rollout MCTS as an opponent (played one game at a time, on the host)."""
+  """OpenSpiel's C++ rollout MCTS as an opponent (played one game at a time, on the host), or
+  as the ladder's control on the OpenSpiel engine (`label="control"`)."""
 
   simulations: int
+  label: str = ""
 
   @property
   def name(self) -> str:
-    return f"openspiel-mcts{self.simulations}"
+    name = f"openspiel-mcts{self.simulations}"
+    return f"{self.label} ({name})" if self.label else name
 
 
 def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
@@ -88,13 +91,21 @@ def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
                    "alphabeta:<depth> or openspiel-mcts:<simulations>")
 
 
-def play(env, player: agents.Agent, opponent: agents.Agent | OpenSpielMCTS, games: int,
-         key: jax.Array) -> arena.MatchResult:
-  """A colour-balanced match: batched in JAX, or game by game against OpenSpiel's bot."""
-  if isinstance(opponent, OpenSpielMCTS):
+def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | OpenSpielMCTS,
+         games: int, key: jax.Array) -> arena.MatchResult:
+  """A colour-balanced match: batched in JAX, or game by game against OpenSpiel's bot (or,
+  OpenSpiel's bot against another, for the ladder's control on the OpenSpiel engine)."""
+  if isinstance(player, OpenSpielMCTS) or isinstance(opponent, OpenSpielMCTS):
     from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
 
     seed = int(jax.random.randint(key, (), 0, 2**30))
+    if isinstance(player, OpenSpielMCTS):
+      if not isinstance(opponent, OpenSpielMCTS):
+        raise ValueError("play: an OpenSpiel player needs an OpenSpiel opponent")
+      return openspiel_bridge.match_bots(
+          env, openspiel_bridge.openspiel_mcts_factory(player.simulations),
+          openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games, seed,
+          name_a=player.name, name_b=opponent.name)
     return openspiel_bridge.match_vs_openspiel(
         env, player, openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games,
         seed, bot_name=opponent.name)
@@ -213,10 +224,15 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
                              raw_policy=args.raw_policy)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
-  players = [agent]
+  players: list[agents.Agent | OpenSpielMCTS] = [agent]
   if not args.no_control:
-    control = agents.make("mcts", env, simulations=CONTROL_SIMULATIONS)
-    players.append(agents.Agent(f"control ({control.name})", control.policy))
+    # The control plays with the rungs' own engine: OpenSpiel's MCTS (with its solver) is
+    # stronger per simulation than azjax's plain UCT, so a mixed control would read low.
+    if args.engine == "openspiel":
+      players.append(OpenSpielMCTS(CONTROL_SIMULATIONS, label="control"))
+    else:
+      control = agents.make("mcts", env, simulations=CONTROL_SIMULATIONS)
+      players.append(agents.Agent(f"control ({control.name})", control.policy))
   rungs = ladder_rungs(args.ladder_min, args.ladder_max)
   # results[player name] = [(rung simulations, MatchResult), ...]
   results: dict[str, list[tuple[int, arena.MatchResult]]] = {p.name: [] for p in players}

@@ -53,6 +53,19 @@ def test_ladder_writes_table_and_plot(run_dir, capsys):
   assert png.startswith(b"\x89PNG") and len(png) > 1000
 
 
+def test_openspiel_ladder_control_uses_the_same_engine(run_dir, tmp_path, capsys):
+  pytest.importorskip("pyspiel")
+  run = tmp_path / "run"
+  shutil.copytree(run_dir, run)
+  evaluate.main(["--checkpoint", str(run), "--ladder", "--engine", "openspiel", "--ladder-min",
+                 "2", "--ladder-max", "4", "--games", "2", "--raw-policy"])
+  text = (run / "eval.md").read_text()
+  players = {line.split("|")[1].strip() for line in text.splitlines()
+             if line.startswith("| ") and "---" not in line}
+  assert "control (openspiel-mcts50)" in players
+  assert (run / "ladder_openspiel.png").exists()
+
+
 def test_pool_writes_elo_table(run_dir, capsys):
   evaluate.main(["--pool", str(run_dir), "random", "mcts:4", "--games", "4", "--raw-policy"])
   out = capsys.readouterr().out

@@ -51,6 +51,17 @@ def test_cpp_mcts_with_many_simulations_beats_random():
   assert wins == 0 and losses >= 3
 
 
+def test_bot_against_bot_balances_colours_and_ranks_the_stronger():
+  env = games.make("tic_tac_toe")
+  result = ob.match_bots(env, ob.openspiel_mcts_factory(500), ob.openspiel_random_factory, 6,
+                         seed=0, name_a="mcts500", name_b="random")
+  assert result.num_games == 6 and sum(result.first) == sum(result.second) == 3
+  assert result.losses == 0 and result.wins >= 4  # MCTS-500 never loses tic-tac-toe to random
+  assert (result.agent_a, result.agent_b) == ("mcts500", "random")
+  with pytest.raises(ValueError, match="even"):
+    ob.match_bots(env, ob.openspiel_random_factory, ob.openspiel_random_factory, 3, seed=0)
+
+
 def test_unknown_backend():
   with pytest.raises(ValueError, match="backend"):
     ob.openspiel_mcts_bot(ob.openspiel_game(games.make("tic_tac_toe")), 10, 0, backend="java")

@@ -27,7 +27,7 @@ game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -219,17 +219,14 @@ def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, nu
   game = openspiel_game(env)
   step_fn = jax.jit(env.step)
   key = jax.random.key(seed)
-  per_colour = [[0, 0, 0], [0, 0, 0]]  # [agent_player][win, draw, loss]
+  results = []  # (the agent's player, its result)
   for i in range(num_games):
     agent_player = i % 2
     bot = bot_factory(game, 1 - agent_player, seed + i)
-    result = play_game(env, agent, bot, agent_player, jax.random.fold_in(key, i), game=game,
-                       step_fn=step_fn, max_steps=max_steps)
-    per_colour[agent_player][0 if result > 0 else 1 if result == 0 else 2] += 1
-  first, second = tuple(per_colour[0]), tuple(per_colour[1])
-  return arena.MatchResult(agent_a=agent.name, agent_b=bot_name, game=env.name,
-                           wins=first[0] + second[0], draws=first[1] + second[1],
-                           losses=first[2] + second[2], first=first, second=second)
+    results.append((agent_player, play_game(
+        env, agent, bot, agent_player, jax.random.fold_in(key, i), game=game, step_fn=step_fn,
+        max_steps=max_steps)))
+  return _match_result(env, agent.name, bot_name, results)
 
 
 def match_bots(env: base.Game, factory_a: BotFactory, factory_b: BotFactory, num_games: int,
@@ -241,7 +238,7 @@ def match_bots(env: base.Game, factory_a: BotFactory, factory_b: BotFactory, num
   if num_games <= 0 or num_games % 2:
     raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
   game = openspiel_game(env)
-  per_colour = [[0, 0, 0], [0, 0, 0]]  # [player of bot a][win, draw, loss] from a's side
+  results = []  # (bot a's player, its result)
   for i in range(num_games):
     a_player = i % 2
     bots = [None, None]
@@ -250,9 +247,20 @@ def match_bots(env: base.Game, factory_a: BotFactory, factory_b: BotFactory, num
     state = game.new_initial_state()
     while not state.is_terminal():
       state.apply_action(int(bots[state.current_player()].step(state)))
-    result = state.returns()[a_player]
-    per_colour[a_player][0 if result > 0 else 1 if result == 0 else 2] += 1
-  first, second = tuple(per_colour[0]), tuple(per_colour[1])
+    results.append((a_player, state.returns()[a_player]))
+  return _match_result(env, name_a, name_b, results)
+
+
+def _match_result(env: base.Game, name_a: str, name_b: str,
+                  results: Sequence[tuple[int, float]]) -> arena.MatchResult:
+  """The `arena.MatchResult` of games given as `(a's player, a's result)`, with the split by
+  the colour a played."""
+  def wdl(player: int) -> tuple[int, int, int]:
+    scores = [r for p, r in results if p == player]
+    return (sum(r > 0 for r in scores), sum(r == 0 for r in scores),
+            sum(r < 0 for r in scores))
+
+  first, second = wdl(0), wdl(1)
   return arena.MatchResult(agent_a=name_a, agent_b=name_b, game=env.name,
                            wins=first[0] + second[0], draws=first[1] + second[1],
                            losses=first[2] + second[2], first=first, second=second)

@@ -11,8 +11,9 @@ With `tune`, a model's penalty is chosen from its grid (`PENALTIES`) by the scor
 games of the training side (an inner grouped split; the test games are never seen); without it
 the penalty is `DEFAULT_PENALTY` (for SGD, scikit-learn's default, as in the thesis). By default
 only Ridge is tuned (`TUNED`): its best penalty moves by orders of magnitude between a 128-unit
-input and an 8192-unit block (with a fixed one a control read R^2 = -2), while on the 8x8
-network tuning the classifiers did not raise material advantage's scores, at 3x the cost.
+input and an 8192-unit block (with a fixed one a control read R^2 = -2). Tuning a classifier
+costs one fit per grid value more; in an exploratory check on the 8x8 network it did not raise
+material advantage's scores, so the classifiers keep the thesis' defaults unless asked.
 
 Classifiers weigh the classes inversely to their frequency and are scored by balanced accuracy
 (0.5 = chance whatever the class ratio). Every split keeps whole games on one side

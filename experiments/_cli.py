@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -11,11 +12,14 @@ from azjax import config as config_lib
 
 
 def build_config(game: str, preset: str, overrides: list[str], minutes: float | None,
-                 iterations: int | None) -> config_lib.Config:
-  """The preset with overrides applied and validated (raises ValueError naming the key)."""
-  config = config_lib.preset(preset, game=game)
+                 iterations: int | None,
+                 base: config_lib.Config | None = None) -> config_lib.Config:
+  """The preset (or `base`, a resumed run's saved config) with overrides applied and
+  validated (raises ValueError naming the key)."""
+  config = base if base is not None else config_lib.preset(preset, game=game)
   if config.game != game:
-    raise ValueError(f"--preset {preset} is for {config.game}, not {game}")
+    source = "the saved config" if base is not None else f"--preset {preset}"
+    raise ValueError(f"{source} is for {config.game}, not {game}")
   config = config_lib.override(config, config_lib.parse_overrides(overrides))
   if minutes is not None:
     config = dataclasses.replace(config, minutes=minutes)
@@ -24,20 +28,31 @@ def build_config(game: str, preset: str, overrides: list[str], minutes: float | 
   return config.validate()
 
 
+def _saved_config(run_dir: Path) -> config_lib.Config:
+  """The config a run directory was trained with (`config.json`)."""
+  path = run_dir / "config.json"
+  if not path.exists():
+    raise FileNotFoundError(f"--resume: {path} does not exist; is {run_dir} a run directory?")
+  return config_lib.Config.from_dict(json.loads(path.read_text()))
+
+
 def main(game: str, argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(
       prog=f"python -m experiments.{game}",
       description=f"Train an AlphaZero agent for {game} by self-play.")
-  parser.add_argument("--preset", default="auto",
-                      help="auto (a GPU preset with an accelerator, else a CPU one) or one of: "
-                      + ", ".join(config_lib.PRESETS))
+  parser.add_argument("--preset", default=None,
+                      help="auto (the default: a GPU preset with an accelerator, else a CPU "
+                      "one) or one of: " + ", ".join(config_lib.PRESETS)
+                      + "; with --resume the run's saved config is used instead")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="override a config field (repeatable)")
   parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--run-dir", default=None,
                       help="where metrics, plots and checkpoints go (default results/<preset>)")
-  parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+  parser.add_argument("--resume", action="store_true",
+                      help="continue the run in --run-dir with its saved config (only "
+                      "--minutes and --iterations may change)")
   parser.add_argument("--init-from", default=None, metavar="RUN_DIR",
                       help="start from the network of another run (same game and network; "
                       "fresh optimizer, buffer and games)")
@@ -47,16 +62,23 @@ def main(game: str, argv: list[str] | None = None) -> None:
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
   parser.add_argument("--print-config", action="store_true", help="print the config and exit")
   args = parser.parse_args(argv)
+  if args.resume and args.preset is not None:
+    parser.exit(2, "error: --resume continues a run with its saved config; drop --preset\n")
+  preset = args.preset or "auto"
   try:
-    config = build_config(game, args.preset, args.overrides, args.minutes, args.iterations)
-  except ValueError as err:
+    preset_name = config_lib.resolve_preset_name(preset, game)
+    run_dir = Path(args.run_dir or Path("results") / preset_name)
+    # Resuming starts from the run's own config, not today's preset (the presets, or the
+    # machine that "auto" resolves on, may have changed since).
+    base = _saved_config(run_dir) if args.resume else None
+    config = build_config(game, preset, args.overrides, args.minutes, args.iterations, base)
+  except (ValueError, FileNotFoundError) as err:
     parser.exit(2, f"error: {err}\n")
   if args.print_config:
     print(config.to_json())
     return
-  preset_name = config_lib.resolve_preset_name(args.preset, game)
-  run_dir = Path(args.run_dir or Path("results") / preset_name)
-  print(f"azjax: {game}, preset {preset_name}, run directory {run_dir}")
+  source = "its saved config" if args.resume else f"preset {preset_name}"
+  print(f"azjax: {game}, {source}, run directory {run_dir}")
   from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume,

@@ -39,3 +39,26 @@ def test_warm_start_refuses_another_network(tmp_path):
   other = dataclasses.replace(TINY, hidden=16, iterations=1)
   with pytest.raises(ValueError, match="--init-from"):
     train_and_evaluate(other, tmp_path / "b", progress=False, init_from=tmp_path / "a")
+
+
+def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
+  from experiments import _cli
+
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  # Not any preset's values: resuming must not fall back on the preset's.
+  (run_dir / "config.json").write_text(TINY.to_json())
+  _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(run_dir), "--minutes", "2",
+                            "--print-config"])
+  resumed = Config.from_dict(__import__("json").loads(capsys.readouterr().out))
+  assert resumed == dataclasses.replace(TINY, minutes=2.0)
+
+  with pytest.raises(SystemExit):  # A preset would silently replace the saved config.
+    _cli.main("tic_tac_toe", ["--resume", "--preset", "tic_tac_toe", "--run-dir", str(run_dir)])
+  assert "drop --preset" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    _cli.main("connect_four", ["--resume", "--run-dir", str(run_dir)])
+  assert "is for tic_tac_toe, not connect_four" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(tmp_path / "missing")])
+  assert "does not exist" in capsys.readouterr().err

@@ -33,6 +33,7 @@ class Config:
   value_hidden: int = 32
   policy_head: str = "dense"
   compute_dtype: str = "float32"  # or "bfloat16" (parameters stay float32)
+  conv_impl: str = "xla"  # or "matmul" (same network; see azjax.nets.layers.MatmulConv)
   # Search (see azjax.search.SearchConfig).
   search: str = "gumbel"  # gumbel | puct
   simulations: int = 16
@@ -92,7 +93,8 @@ class Config:
   def net_config(self) -> NetConfig:
     return NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
                      hidden=self.hidden, value_hidden=self.value_hidden,
-                     policy_head=self.policy_head, dtype=self.compute_dtype)
+                     policy_head=self.policy_head, dtype=self.compute_dtype,
+                     conv_impl=self.conv_impl)
 
   def search_config(self, *, evaluation: bool = False) -> SearchConfig:
     """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`."""

@@ -189,7 +189,8 @@ def _save(mngr, run_dir: Path, state) -> None:
 
 def _warm_start(trainer: Trainer, state, source: str | Path):
   """`state` with the network of run directory `source` (fresh optimizer state)."""
-  saved = checkpoint.read_config(source)
+  # How convolutions are computed does not change the parameters: either may warm-start.
+  saved = dataclasses.replace(checkpoint.read_config(source), conv_impl=trainer.config.conv_impl)
   if saved.net_config() != trainer.config.net_config() or saved.game_kwargs() != \
       trainer.config.game_kwargs() or saved.game != trainer.config.game:
     raise ValueError(f"--init-from {source}: its game or network ({saved.game}, "

@@ -3,6 +3,7 @@
     python -m benchmarks.sweep                      # settings chosen by the backend
     python -m benchmarks.sweep --setting gpu        # Breakthrough 8x8, ResNet 64x4, batch 256
     python -m benchmarks.sweep --setting cpu        # Breakthrough 6x6, ResNet 16x2, batch 32
+    python -m benchmarks.sweep --conv xla,matmul    # both convolutions (NetConfig.conv_impl)
 
 The K configurations differ in learning rate and seed (what `python -m experiments.sweep
 --grid learning_rate=... --seeds ...` batches). Vmapped: `azjax.sweep.group_program`, one
@@ -125,6 +126,10 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--vmap-modes", default="batched,loop",
                       help="vmapped variants to time: batched (jax.vmap's batched "
                       "convolutions), loop (the network one configuration at a time)")
+  parser.add_argument("--conv", default="xla",
+                      help="comma-separated network convolutions to time (conv_impl): xla "
+                      "(lax.conv; vmapped over weights it becomes a grouped convolution), "
+                      "matmul (the shifted boards times the flattened kernel)")
   parser.add_argument("--compile", choices=("each", "once"), default=None,
                       help="sequential runs: each compiles its own program (default on a CPU) "
                       "or they share one (default on an accelerator, to save device time)")
@@ -140,28 +145,33 @@ def main(argv: list[str] | None = None) -> None:
         f"{base.selfplay_batch} x {base.selfplay_steps} moves, {base.sgd_steps} SGD steps of "
         f"{base.train_batch}); {iterations} timed iterations each after the first; device "
         f"{device.platform} ({device.device_kind}), jax {jax.__version__}", flush=True)
-  rows = []
-  for mode in args.vmap_modes.split(","):
-    rows.append((f"vmapped, {mode} (1 program)",
-                 time_vmapped(runs, iterations, loop_configs=mode == "loop")))
-    print(f"  {rows[-1][0]}: {rows[-1][1]['steady']:.2f} s", flush=True)
-  sequential = time_sequential(runs, iterations, compile_each)
-  name = f"sequential ({args.configs} runs, {sequential['compiles']} compilation"
-  rows.append((name + ("s)" if sequential["compiles"] > 1 else ")"), sequential))
-  assert all(r["positions"] == sequential["positions"] for _, r in rows)
-  print(f"| mode | build + init (s) | first iteration, compile included (s) "
+  rows = []  # (conv, name, timings)
+  for conv in args.conv.split(","):
+    conv_runs = [dataclasses.replace(c, conv_impl=conv) for c in runs]
+    for mode in args.vmap_modes.split(","):
+      rows.append((conv, f"vmapped, {mode} (1 program)",
+                   time_vmapped(conv_runs, iterations, loop_configs=mode == "loop")))
+      print(f"  {conv}, {rows[-1][1]}: {rows[-1][2]['steady']:.2f} s", flush=True)
+    sequential = time_sequential(conv_runs, iterations, compile_each)
+    name = f"sequential ({args.configs} runs, {sequential['compiles']} compilation"
+    rows.append((conv, name + ("s)" if sequential["compiles"] > 1 else ")"), sequential))
+    print(f"  {conv}, {rows[-1][1]}: {sequential['steady']:.2f} s", flush=True)
+  assert all(r["positions"] == rows[-1][2]["positions"] for _, _, r in rows)
+  print(f"| conv | mode | build + init (s) | first iteration, compile included (s) "
         f"| {iterations} iterations (s) | positions/s | total (s) | speed-up, iterations "
-        "| speed-up, total |")
-  print("|---|---|---|---|---|---|---|---|")
-  seq_total = sum(sequential[k] for k in ("init", "first", "steady"))
-  for name, r in rows:
-    total = r["init"] + r["first"] + r["steady"]
+        "| speed-up, total | speed-up vs the fastest sequential, iterations |")
+  print("|---|---|---|---|---|---|---|---|---|---|")
+  total = lambda r: r["init"] + r["first"] + r["steady"]  # noqa: E731
+  sequentials = {conv: r for conv, name, r in rows if name.startswith("sequential")}
+  fastest = min(r["steady"] for r in sequentials.values())
+  for conv, name, r in rows:
+    seq = sequentials[conv]
     rate = r["positions"] * iterations / (iterations + 1) / r["steady"]
-    print(f"| {name} | {r['init']:.1f} | {r['first']:.1f} | {r['steady']:.2f} | {rate:,.0f} "
-          f"| {total:.1f} | {sequential['steady'] / r['steady']:.2f}x "
-          f"| {seq_total / total:.2f}x |")
-  print("\nspeed-up = sequential time / this row's time (iterations: compilation excluded; "
-        "total: building, initialising and compiling included)")
+    print(f"| {conv} | {name} | {r['init']:.1f} | {r['first']:.1f} | {r['steady']:.2f} "
+          f"| {rate:,.0f} | {total(r):.1f} | {seq['steady'] / r['steady']:.2f}x "
+          f"| {total(seq) / total(r):.2f}x | {fastest / r['steady']:.2f}x |")
+  print("\nspeed-up = the same conv's sequential time / this row's time (iterations: "
+        "compilation excluded; total: building, initialising and compiling included)")
 
 
 if __name__ == "__main__":

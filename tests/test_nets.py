@@ -298,12 +298,59 @@ def test_masking_never_nan_and_illegal_actions_get_no_probability():
     ("dtype", dict(dtype="float16")),
     ("policy_head", dict(policy_head="attention")),
     ("policy_head", dict(kind="mlp", policy_head="conv")),
+    ("conv_impl", dict(conv_impl="fft")),
 ])
 def test_bad_config_raises_naming_the_field(field, kwargs):
   with pytest.raises(ValueError, match=f"NetConfig.{field}"):
     nets.NetConfig(**kwargs)
   with pytest.raises(ValueError, match=f"NetConfig.{field}"):
     dataclasses.replace(nets.NetConfig(), **kwargs)
+
+
+# -- The matmul convolution -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kernel, use_bias", [(3, False), (3, True), (1, True), (2, True)])
+def test_matmul_conv_is_the_same_convolution(kernel, use_bias):
+  from azjax.nets import layers
+
+  x = jax.random.normal(jax.random.key(2), (3, 6, 7, 5))
+  lax_conv = layers.conv(4, kernel, jnp.float32, use_bias=use_bias, name="c")
+  matmul = layers.conv(4, kernel, jnp.float32, use_bias=use_bias, name="c", impl="matmul")
+  params = lax_conv.init(KEY, x)
+  # Same names, shapes and initial values from the same key: checkpoints move between the two.
+  jax.tree.map(np.testing.assert_array_equal, matmul.init(KEY, x), params)
+  if use_bias:  # A non-zero bias, so a misplaced one would show.
+    params = jax.tree.map(lambda p: p + 0.5, params)
+  np.testing.assert_allclose(matmul.apply(params, x), lax_conv.apply(params, x), atol=1e-5)
+
+
+@pytest.mark.parametrize("kind, policy_head", [("resnet", "conv"), ("cnn", "dense")])
+def test_matmul_networks_match_and_vmap_without_grouped_convolutions(kind, policy_head):
+  config = small_config(kind, policy_head=policy_head)
+  matmul_config = dataclasses.replace(config, conv_impl="matmul")
+  shape, num_actions = C4
+  apply, variables = build(config, shape, num_actions)
+  matmul_apply, matmul_variables = build(matmul_config, shape, num_actions)
+  jax.tree.map(np.testing.assert_array_equal, matmul_variables, variables)
+  obs = random_obs(shape)
+  for a, b in zip(matmul_apply(variables, obs, train=False), apply(variables, obs, train=False)):
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+  # A sweep vmaps the network over per-run weights: with "matmul" no convolution is left, in
+  # the forward pass or the weight gradient.
+  model = nets.make(matmul_config, num_actions)
+
+  def loss(v, o):
+    logits, value = model.apply(v, o, train=False)
+    return jnp.sum(logits) + jnp.sum(value)
+
+  stacked = jax.tree.map(lambda x: jnp.stack([x, x]), variables)
+  jaxpr = str(jax.make_jaxpr(jax.vmap(jax.grad(loss)))(stacked, jnp.stack([obs, obs])))
+  assert "conv_general_dilated" not in jaxpr
+  assert "conv_general_dilated" in str(jax.make_jaxpr(jax.grad(
+      lambda v, o: jnp.sum(nets.make(config, num_actions).apply(v, o, train=False)[0])))(
+          variables, obs))
 
 
 def test_config_is_frozen_hashable_and_make_checks_actions():

@@ -23,8 +23,8 @@ import jax
 import jax.numpy as jnp
 
 from azjax.nets import cnn, mlp, resnet
-from azjax.nets.base import (DTYPES, KINDS, MASKED_LOGIT, POLICY_HEADS, Array, NetConfig,
-                             Network, Variables, activation_names, mask_logits,
+from azjax.nets.base import (CONV_IMPLS, DTYPES, KINDS, MASKED_LOGIT, POLICY_HEADS, Array,
+                             NetConfig, Network, Variables, activation_names, mask_logits,
                              masked_log_softmax, masked_softmax)
 
 _BUILDERS = {
@@ -86,7 +86,8 @@ def activations(model: nn.Module, variables: Variables, obs: Array) -> dict[str,
 
 
 __all__ = [
-    "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "NetConfig", "Network", "Variables",
+    "CONV_IMPLS", "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "NetConfig", "Network",
+    "Variables",
     "activation_names", "activations", "init_variables", "make", "mask_logits",
     "masked_log_softmax", "masked_softmax", "param_count",
 ]

@@ -45,6 +45,9 @@ Variables = dict[str, Any]  # {"params": ..., "batch_stats": ...} (batch_stats o
 KINDS = ("resnet", "se_resnet", "mlp", "cnn")
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 POLICY_HEADS = ("dense", "conv")
+# How convolutions are computed (the parameters are the same): "xla" is `lax.conv`, "matmul" one
+# matrix product over the shifted boards (see `layers.MatmulConv`).
+CONV_IMPLS = ("xla", "matmul")
 
 # Illegal actions get this logit. It is finite, so an all-illegal row (a terminated game in a
 # batch) gives a uniform distribution instead of NaNs, and far enough below any real logit that
@@ -73,6 +76,10 @@ class NetConfig:
       `num_actions == R * C * K`, or one per column when `num_actions == C` (Connect Four);
       the value head then pools globally instead of flattening, so the whole network has the
       same parameters on every board size). "conv" needs a convolutional kind.
+    conv_impl: "xla" (`lax.conv_general_dilated`) or "matmul" (`layers.MatmulConv`: the k x k
+      shifted boards side by side, then one matrix product). Same parameters and outputs;
+      "matmul" is meant for sweeps, where vmapping a convolution over per-run weights makes
+      it a grouped one.
   """
 
   kind: str = "resnet"
@@ -83,6 +90,7 @@ class NetConfig:
   value_hidden: int = 64
   dtype: str = "float32"
   policy_head: str = "dense"
+  conv_impl: str = "xla"
 
   def __post_init__(self):
     self.validate()
@@ -104,6 +112,9 @@ class NetConfig:
       raise ValueError(
           f"NetConfig.policy_head: unknown head {self.policy_head!r}; "
           f"expected one of {POLICY_HEADS}")
+    if self.conv_impl not in CONV_IMPLS:
+      raise ValueError(
+          f"NetConfig.conv_impl: unknown {self.conv_impl!r}; expected one of {CONV_IMPLS}")
     if self.policy_head == "conv" and self.kind == "mlp":
       raise ValueError(
           "NetConfig.policy_head: 'conv' needs a convolutional kind (resnet, se_resnet, cnn), "

@@ -31,21 +31,26 @@ class CNN(nn.Module):
   value_hidden: int = 64
   policy_head: str = "dense"
   dtype: Any = jnp.float32
+  conv_impl: str = "xla"
 
   @nn.compact
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
-    x = nn.relu(layers.conv(self.channels, 3, self.dtype, use_bias=True, name="stem_conv")(obs))
+    def conv(name: str):
+      return layers.conv(self.channels, 3, self.dtype, use_bias=True, name=name,
+                         impl=self.conv_impl)
+
+    x = nn.relu(conv("stem_conv")(obs))
     x = layers.sow(self, "stem", x)
     for i in range(self.blocks):
-      x = nn.relu(layers.conv(self.channels, 3, self.dtype, use_bias=True, name=f"conv_{i}")(x))
+      x = nn.relu(conv(f"conv_{i}")(x))
       x = layers.sow(self, f"block_{i}", x)
     logits, policy_trunk = layers.PolicyHead(
         self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=False,
-        dtype=self.dtype, name="policy_head")(x, train=train)
+        dtype=self.dtype, conv_impl=self.conv_impl, name="policy_head")(x, train=train)
     layers.sow(self, "policy_trunk", policy_trunk)
     value, value_trunk = layers.ValueHead(
         self.value_hidden, pool=self.policy_head == "conv", use_bn=False, dtype=self.dtype,
-        name="value_head")(x, train=train)
+        conv_impl=self.conv_impl, name="value_head")(x, train=train)
     layers.sow(self, "value_trunk", value_trunk)
     return logits.astype(jnp.float32), value.astype(jnp.float32)
 
@@ -58,4 +63,4 @@ def layer_names(config: NetConfig) -> list[str]:
 def from_config(config: NetConfig, num_actions: int) -> CNN:
   return CNN(num_actions=num_actions, channels=config.channels, blocks=config.blocks,
              value_hidden=config.value_hidden, policy_head=config.policy_head,
-             dtype=config.compute_dtype)
+             dtype=config.compute_dtype, conv_impl=config.conv_impl)

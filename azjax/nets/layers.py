@@ -22,10 +22,53 @@ BN_MOMENTUM = 0.9
 BN_EPSILON = 1e-5
 
 
-def conv(features: int, kernel: int, dtype: Dtype, *, use_bias: bool, name: str) -> nn.Conv:
-  """A `kernel x kernel` SAME-padded conv computing in `dtype` with float32 parameters."""
+def conv(features: int, kernel: int, dtype: Dtype, *, use_bias: bool, name: str,
+         impl: str = "xla") -> nn.Module:
+  """A `kernel x kernel` SAME-padded conv computing in `dtype` with float32 parameters;
+  `impl` "matmul" computes it as `MatmulConv` (same parameters)."""
+  if impl == "matmul":
+    return MatmulConv(features, kernel, use_bias=use_bias, dtype=dtype, name=name)
   return nn.Conv(features, (kernel, kernel), padding="SAME", use_bias=use_bias, dtype=dtype,
                  param_dtype=jnp.float32, name=name)
+
+
+class MatmulConv(nn.Module):
+  """A SAME-padded `k x k` convolution as one matrix product: `[B, R, C, F] -> [B, R, C, out]`.
+
+  The `k * k` shifted copies of the (zero-padded) board are laid side by side on the feature
+  axis, `[B, R, C, k * k * F]`, and multiplied by the kernel flattened to `[k * k * F, out]`.
+  Parameters are `nn.Conv`'s (names, shapes `[k, k, F, out]` and `[out]`, initialisers), so a
+  network and its checkpoints work with either. Why it exists: `jax.vmap` over the *weights*
+  (a sweep's configurations) turns a convolution into a grouped convolution and its weight
+  gradient into a batch-grouped one, which accelerators run far below their matrix speed; a
+  vmapped matrix product is a batched matrix product. Boards are small (at most 8 x 8), so
+  the `k * k`-fold copy is cheap.
+  """
+
+  features: int
+  kernel_size: int
+  use_bias: bool = True
+  dtype: Dtype = jnp.float32
+  param_dtype: Dtype = jnp.float32
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:
+    k = self.kernel_size
+    kernel = self.param("kernel", nn.initializers.lecun_normal(),
+                        (k, k, x.shape[-1], self.features), self.param_dtype)
+    x, kernel = x.astype(self.dtype), kernel.astype(self.dtype)
+    if k > 1:
+      rows, cols = x.shape[1:3]
+      low = (k - 1) // 2  # XLA's SAME: the extra row or column of an even kernel goes after.
+      padded = jnp.pad(x, ((0, 0), (low, k - 1 - low), (low, k - 1 - low), (0, 0)))
+      # Feature index (dy * k + dx) * F + f, matching the kernel's row-major flattening.
+      x = jnp.concatenate([padded[:, dy:dy + rows, dx:dx + cols]
+                           for dy in range(k) for dx in range(k)], axis=-1)
+    y = jnp.dot(x, kernel.reshape(-1, self.features))
+    if self.use_bias:
+      bias = self.param("bias", nn.initializers.zeros_init(), (self.features,), self.param_dtype)
+      y = y + bias.astype(self.dtype)
+    return y
 
 
 def dense(features: int, dtype: Dtype, *, name: str) -> nn.Dense:
@@ -75,12 +118,14 @@ class PolicyHead(nn.Module):
   conv_planes: int = 64
   use_bn: bool = True
   dtype: Dtype = jnp.float32
+  conv_impl: str = "xla"
 
   @nn.compact
   def __call__(self, x: Array, *, train: bool) -> tuple[Array, Array]:
     batch, rows, cols, _ = x.shape
     planes = 2 if self.kind == "dense" else self.conv_planes
-    h = conv(planes, 1, self.dtype, use_bias=not self.use_bn, name="conv")(x)
+    h = conv(planes, 1, self.dtype, use_bias=not self.use_bn, name="conv",
+             impl=self.conv_impl)(x)
     if self.use_bn:
       h = batch_norm(train, self.dtype, name="bn")(h)
     trunk = nn.relu(h)
@@ -89,8 +134,8 @@ class PolicyHead(nn.Module):
                         name="logits")(trunk.reshape(batch, -1))
       return logits, trunk
     squares = rows * cols
-    out = lambda k: nn.Conv(k, (1, 1), dtype=jnp.float32, param_dtype=jnp.float32,
-                            name="logits")(trunk)
+    out = lambda k: conv(k, 1, jnp.float32, use_bias=True, name="logits",
+                         impl=self.conv_impl)(trunk)
     if self.num_actions % squares == 0:
       # [B, R, C, K] flattens row-major to index (row * C + col) * K + k = square * K + k.
       logits = out(self.num_actions // squares).reshape(batch, self.num_actions)
@@ -115,6 +160,7 @@ class ValueHead(nn.Module):
   pool: bool = False
   use_bn: bool = True
   dtype: Dtype = jnp.float32
+  conv_impl: str = "xla"
 
   @nn.compact
   def __call__(self, x: Array, *, train: bool) -> tuple[Array, Array]:
@@ -122,7 +168,7 @@ class ValueHead(nn.Module):
     if x.ndim == 4 and self.pool:
       x = jnp.mean(x.astype(jnp.float32), axis=(1, 2))  # [B, F]
     elif x.ndim == 4:
-      h = conv(1, 1, self.dtype, use_bias=not self.use_bn, name="conv")(x)
+      h = conv(1, 1, self.dtype, use_bias=not self.use_bn, name="conv", impl=self.conv_impl)(x)
       if self.use_bn:
         h = batch_norm(train, self.dtype, name="bn")(h)
       x = nn.relu(h).reshape(batch, -1)  # [B, R * C]

@@ -30,12 +30,15 @@ class ResidualBlock(nn.Module):
   channels: int
   se_ratio: Optional[int] = None
   dtype: Any = jnp.float32
+  conv_impl: str = "xla"
 
   @nn.compact
   def __call__(self, x: Array, *, train: bool) -> Array:  # [B, R, C, F] -> same
-    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_0")(x)
+    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_0",
+                    impl=self.conv_impl)(x)
     y = nn.relu(layers.batch_norm(train, self.dtype, name="bn_0")(y))
-    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_1")(y)
+    y = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="conv_1",
+                    impl=self.conv_impl)(y)
     y = layers.batch_norm(train, self.dtype, name="bn_1")(y)
     if self.se_ratio is not None:
       y = layers.SqueezeExcite(self.se_ratio, self.dtype, name="se")(y)
@@ -55,23 +58,25 @@ class ResNet(nn.Module):
   value_hidden: int = 64
   policy_head: str = "dense"
   dtype: Any = jnp.float32
+  conv_impl: str = "xla"
 
   @nn.compact
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
-    x = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="stem_conv")(obs)
+    x = layers.conv(self.channels, 3, self.dtype, use_bias=False, name="stem_conv",
+                    impl=self.conv_impl)(obs)
     x = nn.relu(layers.batch_norm(train, self.dtype, name="stem_bn")(x))
     x = layers.sow(self, "stem", x)
     for i in range(self.blocks):
-      x = ResidualBlock(self.channels, self.se_ratio, self.dtype, name=f"res_block_{i}")(
-          x, train=train)
+      x = ResidualBlock(self.channels, self.se_ratio, self.dtype, self.conv_impl,
+                        name=f"res_block_{i}")(x, train=train)
       x = layers.sow(self, f"block_{i}", x)
     logits, policy_trunk = layers.PolicyHead(
         self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=True,
-        dtype=self.dtype, name="policy_head")(x, train=train)
+        dtype=self.dtype, conv_impl=self.conv_impl, name="policy_head")(x, train=train)
     layers.sow(self, "policy_trunk", policy_trunk)
     value, value_trunk = layers.ValueHead(
         self.value_hidden, pool=self.policy_head == "conv", use_bn=True, dtype=self.dtype,
-        name="value_head")(x, train=train)
+        conv_impl=self.conv_impl, name="value_head")(x, train=train)
     layers.sow(self, "value_trunk", value_trunk)
     return logits.astype(jnp.float32), value.astype(jnp.float32)
 
@@ -86,4 +91,4 @@ def from_config(config: NetConfig, num_actions: int) -> ResNet:
       num_actions=num_actions, channels=config.channels, blocks=config.blocks,
       se_ratio=config.se_ratio if config.kind == "se_resnet" else None,
       value_hidden=config.value_hidden, policy_head=config.policy_head,
-      dtype=config.compute_dtype)
+      dtype=config.compute_dtype, conv_impl=config.conv_impl)

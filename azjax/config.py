@@ -233,12 +233,17 @@ PRESETS: dict[str, Config] = {
         sgd_steps=16, iterations=400, eval_every=20, eval_games=64, eval_simulations=32,
         eval_mcts_simulations=200),
     # Connect Four on one GPU: ResNet 128x6 in bfloat16, 1024 games at a time.
+    # The GPU presets check against few rollout-MCTS simulations during training: those
+    # simulations run one after another, each a whole random game, which is thousands of tiny
+    # sequential steps on an accelerator (checkers' first evaluation, 128 games against
+    # MCTS-200, outlasted a whole 8-minute budget on an H100 shared with another run).
+    # `experiments.evaluate` plays the strong opponents.
     "connect_four_gpu": Config(
         game="connect_four", net="resnet", channels=128, blocks=6, compute_dtype="bfloat16",
         simulations=32, selfplay_batch=1024, selfplay_steps=32, buffer_size=1048576,
         min_buffer=32768, train_batch=4096, sgd_steps=32, learning_rate=2e-3,
-        iterations=100000, minutes=9.0, eval_every=50, eval_games=256, eval_simulations=32,
-        eval_mcts_simulations=1000, checkpoint_every=50),
+        iterations=100000, minutes=9.0, eval_every=50, eval_games=128, eval_simulations=32,
+        eval_mcts_simulations=200, checkpoint_every=50),
     # Breakthrough 6x6 on 2 CPU cores within about 15 minutes.
     "breakthrough_cpu": Config(
         game="breakthrough", rows=6, cols=6, net="resnet", channels=32, blocks=3,
@@ -251,8 +256,8 @@ PRESETS: dict[str, Config] = {
         game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,
         policy_head="conv", compute_dtype="bfloat16", simulations=32, selfplay_batch=1024,
         selfplay_steps=32, buffer_size=1048576, min_buffer=32768, train_batch=4096,
-        sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=10,
-        eval_games=256, eval_simulations=32, eval_mcts_simulations=1000, checkpoint_every=10),
+        sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=20,
+        eval_games=128, eval_simulations=32, eval_mcts_simulations=200, checkpoint_every=10),
     "checkers_cpu": Config(
         game="checkers", net="resnet", channels=32, blocks=3, policy_head="conv",
         simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
@@ -262,8 +267,8 @@ PRESETS: dict[str, Config] = {
         game="checkers", net="resnet", channels=128, blocks=6, policy_head="conv",
         compute_dtype="bfloat16", simulations=32, selfplay_batch=1024, selfplay_steps=32,
         buffer_size=1048576, min_buffer=32768, train_batch=4096, sgd_steps=32,
-        learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=10, eval_games=256,
-        eval_simulations=32, eval_mcts_simulations=1000),
+        learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=50, eval_games=64,
+        eval_simulations=32, eval_mcts_simulations=50, checkpoint_every=50),
 }
 
 

@@ -29,7 +29,8 @@ def build_config(game: str, preset: str, overrides: list[str], minutes: float | 
 
 
 def _saved_config(run_dir: Path) -> config_lib.Config:
-  """The config a run directory was trained with (`config.json`)."""
+  """The config a run directory was trained with (`config.json`). Read here rather than with
+  `checkpoint.read_config`, which would import orbax before the arguments are checked."""
   path = run_dir / "config.json"
   if not path.exists():
     raise FileNotFoundError(f"--resume: {path} does not exist; is {run_dir} a run directory?")

@@ -16,7 +16,6 @@ Stopping and resuming from `checkpoints/` continues the very same run.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 from pathlib import Path
@@ -26,22 +25,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from azjax.config import Config
-
-CONFIG_FILE = "config.json"
-
-
-def write_config(run_dir: str | os.PathLike, config: Config) -> None:
-  path = Path(run_dir)
-  path.mkdir(parents=True, exist_ok=True)
-  (path / CONFIG_FILE).write_text(config.to_json() + "\n")
-
-
-def read_config(run_dir: str | os.PathLike) -> Config:
-  path = Path(run_dir) / CONFIG_FILE
-  if not path.exists():
-    raise FileNotFoundError(f"{run_dir}: no {CONFIG_FILE}; is this an azjax run directory?")
-  return Config.from_dict(json.loads(path.read_text()))
+# A run directory's config.json is read and written by azjax.config (which does not import
+# orbax); they are re-exported here beside the rest of a run directory's files.
+from azjax.config import CONFIG_FILE, read_config, write_config  # noqa: F401
 
 
 def manager(run_dir: str | os.PathLike, max_to_keep: int | None = 3) -> ocp.CheckpointManager:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+from pathlib import Path
 from typing import Any, Iterable
 
 import jax
@@ -216,6 +218,25 @@ def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
     key, value = pair.split("=", 1)
     out.append((key.strip(), value.strip()))
   return out
+
+
+# -- A run directory's config.json ---------------------------------------------------------------
+
+CONFIG_FILE = "config.json"
+
+
+def write_config(run_dir: str | os.PathLike, config: Config) -> None:
+  path = Path(run_dir)
+  path.mkdir(parents=True, exist_ok=True)
+  (path / CONFIG_FILE).write_text(config.to_json() + "\n")
+
+
+def read_config(run_dir: str | os.PathLike) -> Config:
+  """The config a run directory was trained with."""
+  path = Path(run_dir) / CONFIG_FILE
+  if not path.exists():
+    raise FileNotFoundError(f"{path} does not exist; is {run_dir} an azjax run directory?")
+  return Config.from_dict(json.loads(path.read_text()))
 
 
 # -- Presets -------------------------------------------------------------------------------------

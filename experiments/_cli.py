@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -26,15 +25,6 @@ def build_config(game: str, preset: str, overrides: list[str], minutes: float | 
   if iterations is not None:
     config = dataclasses.replace(config, iterations=iterations)
   return config.validate()
-
-
-def _saved_config(run_dir: Path) -> config_lib.Config:
-  """The config a run directory was trained with (`config.json`). Read here rather than with
-  `checkpoint.read_config`, which would import orbax before the arguments are checked."""
-  path = run_dir / "config.json"
-  if not path.exists():
-    raise FileNotFoundError(f"--resume: {path} does not exist; is {run_dir} a run directory?")
-  return config_lib.Config.from_dict(json.loads(path.read_text()))
 
 
 def main(game: str, argv: list[str] | None = None) -> None:
@@ -71,7 +61,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
     run_dir = Path(args.run_dir or Path("results") / preset_name)
     # Resuming starts from the run's own config, not today's preset (the presets, or the
     # machine that "auto" resolves on, may have changed since).
-    base = _saved_config(run_dir) if args.resume else None
+    base = config_lib.read_config(run_dir) if args.resume else None
     config = build_config(game, preset, args.overrides, args.minutes, args.iterations, base)
   except (ValueError, FileNotFoundError) as err:
     parser.exit(2, f"error: {err}\n")

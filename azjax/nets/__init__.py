@@ -87,7 +87,6 @@ def activations(model: nn.Module, variables: Variables, obs: Array) -> dict[str,
 
 __all__ = [
     "CONV_IMPLS", "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "NetConfig", "Network",
-    "Variables",
-    "activation_names", "activations", "init_variables", "make", "mask_logits",
+    "Variables", "activation_names", "activations", "init_variables", "make", "mask_logits",
     "masked_log_softmax", "masked_softmax", "param_count",
 ]

@@ -1,6 +1,7 @@
 """The outer loop's files: per-checkpoint network snapshots and warm starts from another run."""
 
 import dataclasses
+import json
 
 import chex
 import pytest
@@ -50,7 +51,7 @@ def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
   (run_dir / "config.json").write_text(TINY.to_json())
   _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(run_dir), "--minutes", "2",
                             "--print-config"])
-  resumed = Config.from_dict(__import__("json").loads(capsys.readouterr().out))
+  resumed = Config.from_dict(json.loads(capsys.readouterr().out))
   assert resumed == dataclasses.replace(TINY, minutes=2.0)
 
   with pytest.raises(SystemExit):  # A preset would silently replace the saved config.

@@ -8,10 +8,13 @@ games), or from an export (`--dataset DIR`, written by `python -m experiments.ex
 every network, layer and concept a linear probe is trained on games and tested on other games,
 over `--seeds` seeds, beside two controls: the same probe on a randomly initialised network of
 the same shape (a fresh one per seed) and on the raw input. Binary concepts use the classifiers
-of `--probes` (balanced accuracy), counts use Ridge (R^2). On the final network, TCAV of the
-chosen action's loss with a t-test against `--tcav-runs` random-label CAVs, and the causal
-check (add alpha times the CAV at the layer; watch the value head and the policy) run for the
-binary concepts at the input and every body layer.
+of `--probes` (balanced accuracy), counts use Ridge (R^2). The probes read every unit of a
+layer (`--features flat`, as the thesis) or each channel summed over the board (`--features
+pooled`, the natural reader of count concepts such as material; see `azjax.probe.probes`). On
+the final network, TCAV of the chosen action's loss with a t-test against `--tcav-runs`
+random-label CAVs, and the causal check (add alpha times the CAV at the layer; watch the value
+head and the policy) run for the binary concepts at the input and every body layer, on the
+flat activations whatever `--features` says (`--no-tcav` skips them).
 
 Writes under `--out` (default `<run>/probe`):
 
@@ -65,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--sweep-probes", default="sgd,ridge",
                       help="probes on the earlier snapshots (the heatmaps use the first one "
                       "that fits each concept)")
+  parser.add_argument("--features", choices=("flat", "pooled"), default="flat",
+                      help="probe every unit of a layer (flat, as the thesis) or each channel "
+                      "summed over the board (pooled)")
   parser.add_argument("--tune", action="store_true",
                       help="choose every probe's penalty on held-out training games (default: "
                       "only Ridge's; the classifiers keep scikit-learn's defaults)")
@@ -78,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--tcav-layers", default=None,
                       help="comma-separated layers for TCAV and the causal check (default: "
                       "input, stem and every block)")
+  parser.add_argument("--no-tcav", action="store_true",
+                      help="skip TCAV and the causal check (the probes' tables only)")
   parser.add_argument("--alphas", default="-2,-1,-0.5,0,0.5,1,2",
                       help="causal check: multiples of the class-mean gap along the CAV "
                       "(write --alphas=-1,0,1: a leading minus reads as an option)")
@@ -112,10 +120,12 @@ def primary_probe(binary: bool, kinds: Sequence[str]) -> str | None:
 
 def probe_network(acts: dict[str, np.ndarray], ds, *, label: str, iteration, network: str,
                   concepts: Sequence[str], kinds: Sequence[str], seeds: Sequence[int],
-                  layers: Sequence[str], tune: bool | None = None) -> list[dict]:
+                  layers: Sequence[str], tune: bool | None = None,
+                  features: str = "flat") -> list[dict]:
   """Score rows of every (layer, concept, probe, seed) on one network's activations
-  (`tune`: see `probes.fit`)."""
+  (`tune`: see `probes.fit`; `features`: see `probes.features`)."""
   from azjax.probe import probes
+  inputs = {layer: probes.features(acts[layer], features) for layer in layers}
   rows = []
   for concept in concepts:
     binary = ds.is_binary(concept)
@@ -124,11 +134,12 @@ def probe_network(acts: dict[str, np.ndarray], ds, *, label: str, iteration, net
         continue
       for layer in layers:
         for seed in seeds:
-          value = probes.score(kind, acts[layer], ds.labels(concept), ds.groups, seed=seed,
+          value = probes.score(kind, inputs[layer], ds.labels(concept), ds.groups, seed=seed,
                                tune=tune)
           rows.append(dict(checkpoint=label, iteration="" if iteration is None else iteration,
                            network=network, layer=layer, concept=concept, probe=kind,
-                           metric=probes.METRICS[kind], seed=seed, score=value))
+                           features=features, metric=probes.METRICS[kind], seed=seed,
+                           score=value))
   return rows
 
 
@@ -286,9 +297,11 @@ def summary_lines(summary: Sequence[dict], tcav_rows: Sequence[dict],
            "accuracy 0.5, R^2 0):", ""]
   lines += best_layers_table(summary, final, kinds)
   lines += ["", "Material advantage:", ""] + headline(summary, tcav_rows, final)
-  lines += ["", f"TCAV (share of positions whose chosen-action loss falls along the CAV; {runs} "
-            f"concept CAVs against {runs} random-label CAVs, Welch t-test, * p < 0.05):", ""]
-  lines += tcav_table(tcav_rows)
+  if tcav_rows:
+    lines += ["", f"TCAV (share of positions whose chosen-action loss falls along the CAV; "
+              f"{runs} concept CAVs against {runs} random-label CAVs, Welch t-test, * p < 0.05):",
+              ""]
+    lines += tcav_table(tcav_rows)
   for concept in dict.fromkeys(r["concept"] for r in causal_rows):
     lines += ["", f"Causal check, `{concept}`: mean value head output (mover's side) with alpha "
               "times the class-mean gap added along the CAV:", ""]
@@ -406,14 +419,14 @@ def main(argv: list[str] | None = None) -> None:
   # activations are dropped as soon as they are probed, as they can take gigabytes).
   rows += probe_network({"input": obs}, ds, label="input", iteration=None, network="input",
                         concepts=concept_names, kinds=kinds, seeds=seeds, layers=["input"],
-                        tune=tune)
+                        tune=tune, features=args.features)
   for seed in seeds:
     random_acts = random_activations(model, env, obs, seed)
     layers = list(random_acts)
     body = [l for l in layers if l != "input"]
     rows += probe_network(random_acts, ds, label="init", iteration=0, network="random",
                           concepts=concept_names, kinds=kinds, seeds=[seed], layers=body,
-                          tune=tune)
+                          tune=tune, features=args.features)
     del random_acts
   print(f"probe: controls done; {time.time() - started:.0f}s")
 
@@ -424,8 +437,9 @@ def main(argv: list[str] | None = None) -> None:
     acts = dataset.activations(model, variables, obs)
     rows += probe_network(acts, ds, label=label, iteration=iteration, network="trained",
                           concepts=concept_names, kinds=kinds if is_final else sweep_kinds,
-                          seeds=seeds if is_final else sweep_seeds, layers=body, tune=tune)
-    if is_final:
+                          seeds=seeds if is_final else sweep_seeds, layers=body, tune=tune,
+                          features=args.features)
+    if is_final and not args.no_tcav:
       final_acts = acts
     del acts
     print(f"probe: network {label} done; {time.time() - started:.0f}s")
@@ -443,10 +457,12 @@ def main(argv: list[str] | None = None) -> None:
     if layer not in layers or not (layer in ("input", "stem") or layer.startswith("block_")):
       sys.exit(f"error: --tcav-layers: {layer!r} is not the input or a body layer "
                f"({', '.join(l for l in layers if l not in ('policy_trunk', 'value_trunk'))})")
-  tcav_rows, causal_rows = run_tcav(model, final_variables, ds, final_acts,
-                                    concepts=tcav_concepts, layers=tcav_layers,
-                                    runs=args.tcav_runs, alphas=alphas, seed=args.seed)
-  print(f"probe: TCAV and causal check done; {time.time() - started:.0f}s")
+  tcav_rows, causal_rows = [], []
+  if not args.no_tcav:
+    tcav_rows, causal_rows = run_tcav(model, final_variables, ds, final_acts,
+                                      concepts=tcav_concepts, layers=tcav_layers,
+                                      runs=args.tcav_runs, alphas=alphas, seed=args.seed)
+    print(f"probe: TCAV and causal check done; {time.time() - started:.0f}s")
 
   # -- Tables and plots.
   out.mkdir(parents=True, exist_ok=True)
@@ -464,7 +480,8 @@ def main(argv: list[str] | None = None) -> None:
   lines = [f"# Probing {run_dir}", "", f"`{command}`", "",
            f"{len(ds)} distinct positions from {len(np.unique(ds.groups))} games ({source}); "
            f"networks: init, {', '.join(label for label, _, _ in networks)}; seeds {seeds} on "
-           f"the final network, {sweep_seeds} on the others; {time.time() - started:.0f} s.",
+           f"the final network, {sweep_seeds} on the others; probe features: {args.features}; "
+           f"{time.time() - started:.0f} s.",
            "", "Share of positive labels: "
            + ", ".join(f"{c} {v:.2f}" for c, v in balance.items()), ""]
   lines += summary_lines(summary, tcav_rows, causal_rows, final=final_label, kinds=kinds,

@@ -59,7 +59,7 @@ def boards():
   return obs, np.asarray(captures, np.float32), np.arange(count) // 4
 
 
-# -- A planted feature -------------------------------------------------------------------------------
+# -- A planted feature -----------------------------------------------------------------------------
 
 CNN = nets.NetConfig(kind="cnn", channels=4, blocks=2, value_hidden=4)
 
@@ -323,6 +323,34 @@ def test_a_unit_constant_on_the_training_games_cannot_blow_up_a_probe():
   assert np.abs(z).max() < 1e4
 
 
+def test_pooled_features_sum_each_channel_over_the_board():
+  x = np.random.default_rng(0).standard_normal((5, 3, 4, 6)).astype(np.float32)
+  np.testing.assert_allclose(probes.features(x, "pooled"), x.sum(axis=(1, 2)), rtol=1e-6)
+  assert probes.features(x, "flat").shape == (5, 72)
+  vector = x[:, 0, 0]  # a layer without a board (the value trunk) is used as it is
+  np.testing.assert_array_equal(probes.features(vector, "pooled"), vector)
+  with pytest.raises(ValueError, match="unknown features 'mean'"):
+    probes.features(x, "mean")
+
+
+def test_pooled_probe_reads_a_count_concept_a_flat_probe_struggles_with():
+  """"More own pieces than enemy pieces" on random 6x6 boards: a sum over squares, exact for
+  the pooled probe; the flat probe must learn 72 equal weights from 300 positions."""
+  rng = np.random.default_rng(0)
+  n = 400
+  own = rng.random((n, 6, 6)) < rng.uniform(0.1, 0.4, (n, 1, 1))
+  enemy = (rng.random((n, 6, 6)) < rng.uniform(0.1, 0.4, (n, 1, 1))) & ~own
+  boards = np.stack([own, enemy], -1).astype(np.float32)  # [N, 6, 6, 2], as an observation
+  y = (own.sum((1, 2)) > enemy.sum((1, 2))).astype(np.float32)
+  groups = np.arange(n) // 4
+  pooled = probes.scores("logistic", probes.features(boards, "pooled"), y, groups,
+                         seeds=(0, 1)).mean
+  flat = probes.scores("logistic", probes.features(boards, "flat"), y, groups,
+                       seeds=(0, 1)).mean
+  assert pooled > 0.97
+  assert pooled > flat + 0.03
+
+
 def test_probe_cli_on_an_export(exported, tmp_path):
   from experiments import probe
   run_dir, _, _, _ = exported
@@ -337,3 +365,16 @@ def test_probe_cli_on_an_export(exported, tmp_path):
   assert {r["checkpoint"] for r in summary} == {"init", "2", "final"}
   assert {r["layer"] for r in summary} == {"stem", "block_0", "policy_trunk", "value_trunk"}
   assert {r["network"] for r in summary} == {"trained", "random"}
+
+
+def test_probe_cli_pooled_features_without_tcav(exported, tmp_path):
+  from experiments import probe
+  run_dir, _, _, _ = exported
+  out = tmp_path / "probe"
+  probe.main(["--checkpoint", str(run_dir), "--dataset", str(run_dir / "export"), "--out",
+              str(out), "--seeds", "1", "--probes", "sgd", "--concepts", "material_advantage",
+              "--features", "pooled", "--no-tcav"])
+  scores = probe._read_csv(out / "scores.csv")
+  assert {r["features"] for r in scores} == {"pooled"}
+  assert not (out / "tcav.csv").exists() and not (out / "tcav.png").exists()
+  assert "probe features: pooled" in (out / "summary.md").read_text()

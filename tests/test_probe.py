@@ -2,6 +2,7 @@
 is known, the causal check, and the export's files read back."""
 
 import json
+import re
 
 import flax.linen as nn
 import jax
@@ -323,6 +324,20 @@ def test_a_unit_constant_on_the_training_games_cannot_blow_up_a_probe():
   assert np.abs(z).max() < 1e4
 
 
+def test_sample_games_takes_whole_games_until_the_size_is_reached():
+  groups = np.repeat(np.arange(10), np.arange(1, 11))  # game g has g + 1 positions; 55 in all
+  rows = probes.sample_games(groups, 20, seed=3)
+  chosen = np.unique(groups[rows])
+  assert len(rows) >= 20 and np.array_equal(rows, np.flatnonzero(np.isin(groups, chosen)))
+  # Minimal: without its last game the sample would be too small.
+  assert any(len(rows) - np.sum(groups == g) < 20 for g in chosen)
+  np.testing.assert_array_equal(rows, probes.sample_games(groups, 20, seed=3))
+  assert not np.array_equal(rows, probes.sample_games(groups, 20, seed=4))
+  np.testing.assert_array_equal(probes.sample_games(groups, 100), np.arange(55))
+  with pytest.raises(ValueError, match="positive"):
+    probes.sample_games(groups, 0)
+
+
 def test_pooled_features_sum_each_channel_over_the_board():
   x = np.random.default_rng(0).standard_normal((5, 3, 4, 6)).astype(np.float32)
   np.testing.assert_allclose(probes.features(x, "pooled"), x.sum(axis=(1, 2)), rtol=1e-6)
@@ -357,7 +372,8 @@ def test_probe_cli_on_an_export(exported, tmp_path):
   out = tmp_path / "probe"
   probe.main(["--run", str(run_dir), "--dataset", str(run_dir / "export"), "--out", str(out),
               "--seeds", "1", "--sweep-seeds", "1", "--tcav-runs", "2", "--alphas=-1,0,1",
-              "--probes", "sgd,ridge", "--concepts", "material,capture_available", "--tune"])
+              "--probes", "sgd,ridge", "--concepts", "material,capture_available", "--tune",
+              "--tcav-states", "30"])
   for name in ("scores.csv", "summary.csv", "summary.md", "layers.png", "heatmaps.png"):
     assert (out / name).exists(), name
   summary = probe._read_csv(out / "summary.csv")
@@ -365,6 +381,20 @@ def test_probe_cli_on_an_export(exported, tmp_path):
   assert {r["checkpoint"] for r in summary} == {"init", "2", "final"}
   assert {r["layer"] for r in summary} == {"stem", "block_0", "policy_trunk", "value_trunk"}
   assert {r["network"] for r in summary} == {"trained", "random"}
+
+
+def test_probe_cli_tcav_on_a_sample_of_whole_games(exported, tmp_path):
+  from experiments import probe
+  run_dir, _, _, _ = exported
+  summary = tmp_path / "probe" / "summary.md"
+  probe.main(["--checkpoint", str(run_dir), "--dataset", str(run_dir / "export"), "--out",
+              str(tmp_path / "probe"), "--seeds", "1", "--probes", "sgd", "--concepts",
+              "capture_available", "--tcav-runs", "2", "--tcav-states", "30", "--tcav-layers",
+              "block_0", "--alphas=0,1"])
+  found = re.search(r"TCAV and the causal check on (\d+) positions from (\d+) games",
+                    summary.read_text())
+  assert found and 30 <= int(found[1]) < 60
+  assert {r["layer"] for r in probe._read_csv(tmp_path / "probe" / "tcav.csv")} == {"block_0"}
 
 
 def test_probe_cli_pooled_features_without_tcav(exported, tmp_path):

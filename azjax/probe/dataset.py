@@ -73,6 +73,11 @@ class Dataset:
   def __len__(self) -> int:
     return int(self.table["game_id"].shape[0])
 
+  def take(self, rows: np.ndarray) -> "Dataset":
+    """The dataset of the positions `rows` (table and activations), same metadata."""
+    return Dataset(table=_take(self.table, rows), activations=_take(self.activations, rows),
+                   meta=self.meta)
+
   @property
   def concept_names(self) -> list[str]:
     return [k.removeprefix("concept/") for k in self.table if k.startswith("concept/")]
@@ -239,7 +244,7 @@ def state_table(env: Game, states: Any, columns: dict[str, np.ndarray]) -> dict[
   return table
 
 
-# -- Networks ---------------------------------------------------------------------------------------
+# -- Networks --------------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
@@ -297,7 +302,7 @@ def activations(model: Any, variables: Any, observations: np.ndarray, *,
   return {"input": observations, **{k: merged[k] for k in order}}
 
 
-# -- Files ------------------------------------------------------------------------------------------
+# -- Files -----------------------------------------------------------------------------------------
 
 
 def save(directory: str | Path, dataset: Dataset) -> Path:

@@ -90,6 +90,19 @@ def grouped_split(groups: np.ndarray, *, test_fraction: float = 0.25,
   return np.flatnonzero(~is_test), np.flatnonzero(is_test)
 
 
+def sample_games(groups: np.ndarray, size: int, *, seed: int = 0) -> np.ndarray:
+  """Sorted row indices of whole games drawn at random from `groups` `[N]` (game ids) until they
+  hold at least `size` rows (all rows if there are fewer): a smaller dataset with the same
+  game structure, for the costly per-position analyses (TCAV, causal curves)."""
+  groups = np.asarray(groups)
+  if size <= 0:
+    raise ValueError(f"sample_games: size must be positive, got {size}")
+  unique, counts = np.unique(groups, return_counts=True)
+  order = np.random.default_rng(seed).permutation(len(unique))
+  enough = int(np.searchsorted(np.cumsum(counts[order]), size)) + 1
+  return np.flatnonzero(np.isin(groups, unique[order[:enough]]))
+
+
 def flatten(x: np.ndarray) -> np.ndarray:
   """`[N, ...]` -> `[N, F]` float32."""
   x = np.asarray(x, np.float32)

@@ -16,7 +16,12 @@ the source projects' benchmark: rollout-MCTS opponents whose simulations double 
 source projects' control, a 50-simulation rollout MCTS (`--no-control` skips it). The table and
 the average score over rungs are appended to `DIR/eval.md` and plotted in `DIR/ladder.png`
 (`--engine openspiel`: OpenSpiel's C++ rollout MCTS as the rungs, `DIR/ladder_openspiel.png`).
-Ctrl-C stops after the current match and still writes what was played.
+Ctrl-C stops after the current match and still writes what was played. A ladder played in
+pieces (`--ladder-max 640` in one process, `--ladder-min 1280` in another) is drawn as one by
+
+    python -m experiments.evaluate --checkpoint DIR --ladder-plot DIR/ladder_all.png
+
+which reads every ladder table in `DIR/eval.md` (the plot only uses each rung's W/D/L).
 
     python -m experiments.evaluate --checkpoint DIR --progress [--opponents random,mcts:200]
 
@@ -133,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
   mode.add_argument("--progress", action="store_true",
                     help="Elo of every network snapshot of the run (models/<iteration>) over "
                     "training time, anchored by --opponents")
+  mode.add_argument("--ladder-plot", metavar="PNG",
+                    help="plot every ladder table of <checkpoint>/eval.md in one figure (a "
+                    "ladder played in pieces, e.g. low and high rungs in two processes); a "
+                    "player's later row for a rung replaces an earlier one")
   parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")
   parser.add_argument("--ladder-max", type=int, default=20480, help="last rung's simulations")
   parser.add_argument("--engine", choices=("azjax", "openspiel"), default="azjax",
@@ -166,6 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     run_progress(parser, args, command)
   elif args.ladder:
     run_ladder(parser, args, command)
+  elif args.ladder_plot:
+    replot_ladders(parser, args)
   else:
     run_opponents(parser, args, command)
 
@@ -275,6 +286,48 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     print(f"wrote {Path(args.checkpoint) / 'eval.md'} and {path}", flush=True)
   if interrupted:
     sys.exit(130)
+
+
+def read_ladders(text: str) -> dict[str, dict[int, tuple[int, int, int]]]:
+  """`{player: {rung: (wins, draws, losses)}}` from every ladder table (`LADDER_HEADER`) of an
+  `eval.md`'s text, rungs in the order played; a later row for a player's rung replaces an
+  earlier one."""
+  header, rule = LADDER_HEADER.split("\n")
+  lines = text.splitlines()
+  ladders: dict[str, dict[int, tuple[int, int, int]]] = {}
+  for start, line in enumerate(lines):
+    if line != header or start + 1 >= len(lines) or lines[start + 1] != rule:
+      continue
+    for row in lines[start + 2:]:
+      if not row.startswith("|"):
+        break
+      cells = [c.strip() for c in row.strip().strip("|").split("|")]
+      player, rung, _, wins, draws, losses = cells[:6]
+      ladders.setdefault(player, {})[int(rung)] = (int(wins), int(draws), int(losses))
+  return ladders
+
+
+def replot_ladders(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+  path = Path(args.checkpoint) / "eval.md"
+  if not path.exists():
+    parser.exit(2, f"error: {path} does not exist\n")
+  ladders = read_ladders(path.read_text())
+  if not ladders:
+    parser.exit(2, f"error: {path} has no ladder table\n")
+  # The tables hold no split by colour, and the plot needs none.
+  results = {
+      player: [(rung, arena.MatchResult(agent_a=player, agent_b=f"mcts-{rung}", game="",
+                                        wins=w, draws=d, losses=l, first=(0, 0, 0),
+                                        second=(0, 0, 0)))
+               for rung, (w, d, l) in sorted(rungs.items())]
+      for player, rungs in ladders.items()}
+  for player, played in results.items():
+    mean = np.mean([r.score for _, r in played])
+    print(f"- {player}: average score {mean:.3f} over {len(played)} rung(s) "
+          f"(MCTS {played[0][0]}..{played[-1][0]})")
+  out = plot_ladder(results, args.ladder_plot, title=f"score against the rollout-MCTS ladder "
+                    f"({path.parent.name})")
+  print(f"wrote {out}")
 
 
 def _save_figure(fig, ax, path: str | Path) -> Path:

@@ -53,6 +53,25 @@ def test_ladder_writes_table_and_plot(run_dir, capsys):
   assert png.startswith(b"\x89PNG") and len(png) > 1000
 
 
+def test_ladder_plot_joins_the_pieces_of_a_ladder(tmp_path, capsys):
+  header = evaluate.LADDER_HEADER
+  (tmp_path / "eval.md").write_text(
+      f"`first command`\n\n{header}\n| net | 10 | 4 | 4 | 0 | 0 | 1.000 | [0.5, 1.0] | 3 |\n"
+      "| control | 10 | 4 | 1 | 2 | 1 | 0.500 | [0.2, 0.8] | 1 |\n| net | 20 | 4 | 0 | 0 | 4 "
+      "| 0.000 | [0.0, 0.5] | 3 |\n\n- net: average score 0.500\n\n"
+      f"`second command`\n\n{header}\n| net | 20 | 4 | 2 | 2 | 0 | 0.750 | [0.3, 0.9] | 5 |\n"
+      "| net | 40 | 4 | 1 | 0 | 3 | 0.250 | [0.1, 0.7] | 9 |\n")
+  assert evaluate.read_ladders((tmp_path / "eval.md").read_text()) == {
+      "net": {10: (4, 0, 0), 20: (2, 2, 0), 40: (1, 0, 3)}, "control": {10: (1, 2, 1)}}
+  evaluate.main(["--checkpoint", str(tmp_path), "--ladder-plot", str(tmp_path / "all.png")])
+  out = capsys.readouterr().out
+  assert "net: average score 0.667 over 3 rung(s) (MCTS 10..40)" in out
+  assert (tmp_path / "all.png").read_bytes().startswith(b"\x89PNG")
+  (tmp_path / "eval.md").write_text("no tables here\n")
+  err = _error(capsys, ["--checkpoint", str(tmp_path), "--ladder-plot", "x.png"])
+  assert "has no ladder table" in err
+
+
 def test_openspiel_ladder_control_uses_the_same_engine(run_dir, tmp_path, capsys):
   pytest.importorskip("pyspiel")
   run = tmp_path / "run"

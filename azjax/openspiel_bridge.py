@@ -22,7 +22,9 @@ moves first in both). The keys:
   bottom, so OpenSpiel's `(r, c)` is azjax's square `(2 - r) * 3 + c` (rows mirrored, as above).
 
 Bots come from a factory `bot_factory(game, player_id, seed) -> pyspiel.Bot`, called once per
-game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`.
+game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`. On an
+accelerator the games of a match are played side by side (`play_games`): one batched call of
+the agent moves in every game where it is to move, instead of one search per game and move.
 """
 
 from __future__ import annotations
@@ -141,49 +143,114 @@ def openspiel_mcts_factory(simulations: int, **kwargs) -> BotFactory:
 
 
 def play_game(env: base.Game, agent: Agent, bot, agent_player: int, key: jax.Array, *,
-              game=None, step_fn=None, max_steps: int | None = None) -> float:
+              game=None, max_steps: int | None = None) -> float:
   """Plays one game; returns the agent's result, +1, 0 or -1 (0 if cut at `max_steps`).
 
   Raises:
     NotationMismatch: when the two sides' legal moves, termination or result disagree.
   """
+  return play_games(env, agent, [bot], [agent_player], key, game=game, max_steps=max_steps)[0]
+
+
+def play_games(env: base.Game, agent: Agent, bots: Sequence[Any], agent_players: Sequence[int],
+               key: jax.Array, *, game=None, max_steps: int | None = None) -> list[float]:
+  """Plays `len(bots)` games side by side: in game `i` the agent is player `agent_players[i]`
+  and `bots[i]` the other one.
+
+  Every ply advances each unfinished game by one move: one batched `agent.act` over the boards
+  where the agent is to move (a network searches them together, not one game after another),
+  and each OpenSpiel bot moves in its own game. The two implementations
+  are checked against each other before every move, in every game.
+
+  Returns:
+    each game's result from the agent's side, +1, 0 or -1 (0 if cut at `max_steps`).
+  Raises:
+    NotationMismatch: when the two sides' legal moves, termination or result disagree.
+  """
+  if len(bots) != len(agent_players) or not bots:
+    raise ValueError(f"play_games: need one agent player per bot, got {len(agent_players)} "
+                     f"for {len(bots)} bots")
   game = game or openspiel_game(env)
-  step_fn = step_fn or jax.jit(env.step)
   max_steps = env.max_game_length if max_steps is None else max_steps
-  az_state = env.init(jax.random.key(0))
-  os_state = game.new_initial_state()
+  num_games = len(bots)
+  step_fn = jax.jit(jax.vmap(env.step))
+  az_states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), num_games))
+  os_states = [game.new_initial_state() for _ in range(num_games)]
+  # Each game's azjax state when it ended: stepping a finished state zeroes its rewards.
+  final: dict[int, Any] = {}
   for ply in range(max_steps):
-    host = jax.device_get(az_state)
-    if bool(host.terminated) or os_state.is_terminal():
+    host = jax.device_get(az_states)
+    for i in range(num_games):
+      if i not in final and _ended(bool(host.terminated[i]), os_states[i], f"ply {ply}"):
+        final[i] = _row(host, i)
+    live = [i for i in range(num_games) if i not in final]
+    if not live:
       break
-    player = int(host.current_player)
-    if player != os_state.current_player():
-      raise NotationMismatch(f"ply {ply}: azjax player {player} to move, OpenSpiel "
-                             f"{os_state.current_player()}\n{os_state}")
-    az_keys, os_keys = azjax_keys(env, host), openspiel_keys(env, os_state)
-    if set(az_keys) != set(os_keys):
-      raise NotationMismatch(
-          f"ply {ply}: legal moves differ: azjax only {sorted(set(az_keys) - set(os_keys))}, "
-          f"OpenSpiel only {sorted(set(os_keys) - set(az_keys))}\n{os_state}")
-    if player == agent_player:
-      batched = jax.tree.map(lambda x: jnp.asarray(x)[None], az_state)
-      az_action = int(agent.act(batched, jax.random.fold_in(key, ply))[0])
-      move = {a: k for k, a in az_keys.items()}.get(az_action)
-      if move is None:
-        raise NotationMismatch(f"ply {ply}: agent {agent.name} played illegal action {az_action}")
-      os_action = os_keys[move]
-    else:
-      os_action = int(bot.step(os_state))
-      move = {a: k for k, a in os_keys.items()}[os_action]
-      az_action = az_keys[move]
-    os_state.apply_action(os_action)
-    az_state = step_fn(az_state, jnp.int32(az_action))
-  host = jax.device_get(az_state)
-  if bool(host.terminated) != os_state.is_terminal():
-    if not bool(host.terminated) and not os_state.is_terminal():
-      return 0.0  # cut at max_steps
-    raise NotationMismatch(f"termination differs: azjax {bool(host.terminated)}, OpenSpiel "
+    keys = {i: _common_keys(env, _row(host, i), os_states[i], ply) for i in live}
+    movers = [i for i in live if int(host.current_player[i]) == agent_players[i]]
+    chosen = _act(agent, az_states, movers, jax.random.fold_in(key, ply)) if movers else {}
+    actions = np.zeros(num_games, np.int32)  # finished games: a no-op on a terminated state
+    for i in live:
+      az_keys, os_keys = keys[i]
+      if i in chosen:
+        move = {a: k for k, a in az_keys.items()}.get(chosen[i])
+        if move is None:
+          raise NotationMismatch(f"ply {ply}: agent {agent.name} played illegal action "
+                                 f"{chosen[i]}")
+        os_action = os_keys[move]
+      else:
+        os_action = int(bots[i].step(os_states[i]))
+        move = {a: k for k, a in os_keys.items()}[os_action]
+      os_states[i].apply_action(os_action)
+      actions[i] = az_keys[move]
+    az_states = step_fn(az_states, jnp.asarray(actions))
+  host = jax.device_get(az_states)
+  return [_result(env, final.get(i, _row(host, i)), os_states[i], agent_players[i])
+          for i in range(num_games)]
+
+
+def _act(agent: Agent, states: Any, games: list[int], key: jax.Array) -> dict[int, int]:
+  """The agent's actions in `games` (indices into the batched `states`): only those boards are
+  searched, gathered into a batch padded to a power of two, so a match compiles the agent for
+  a few sizes and never searches a board where the bot is to move or the game is over."""
+  size = 1 << (len(games) - 1).bit_length()
+  index = jnp.asarray(games + games[:1] * (size - len(games)))
+  actions = np.asarray(agent.act(jax.tree.map(lambda x: x[index], states), key))
+  return {game: int(a) for game, a in zip(games, actions)}
+
+
+def _row(batch: Any, i: int) -> Any:
+  return jax.tree.map(lambda x: x[i], batch)
+
+
+def _ended(az_terminated: bool, os_state: Any, when: str) -> bool:
+  """Whether a game has ended; raises if only one side says so."""
+  if az_terminated != os_state.is_terminal():
+    raise NotationMismatch(f"{when}: termination differs: azjax {az_terminated}, OpenSpiel "
                            f"{os_state.is_terminal()}\n{os_state}")
+  return az_terminated
+
+
+def _common_keys(env: base.Game, host: Any, os_state: Any,
+                 ply: int) -> tuple[dict[str, int], dict[str, int]]:
+  """`(azjax_keys, openspiel_keys)` of one position, after checking that both sides agree on
+  the player to move and the legal moves."""
+  player = int(host.current_player)
+  if player != os_state.current_player():
+    raise NotationMismatch(f"ply {ply}: azjax player {player} to move, OpenSpiel "
+                           f"{os_state.current_player()}\n{os_state}")
+  az_keys, os_keys = azjax_keys(env, host), openspiel_keys(env, os_state)
+  if set(az_keys) != set(os_keys):
+    raise NotationMismatch(
+        f"ply {ply}: legal moves differ: azjax only {sorted(set(az_keys) - set(os_keys))}, "
+        f"OpenSpiel only {sorted(set(os_keys) - set(az_keys))}\n{os_state}")
+  return az_keys, os_keys
+
+
+def _result(env: base.Game, host: Any, os_state: Any, agent_player: int) -> float:
+  """The agent's result of a finished (or cut) game, once both sides agree on it."""
+  if not _ended(bool(host.terminated), os_state, "at the end"):
+    return 0.0  # cut at max_steps
   az_result = float(host.rewards[agent_player])
   os_result = float(os_state.returns()[agent_player])
   if az_result != os_result:
@@ -211,22 +278,31 @@ def play_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num
 
 def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num_games: int,
                        seed: int, *, bot_name: str = "openspiel-bot",
-                       max_steps: int | None = None) -> arena.MatchResult:
+                       max_steps: int | None = None,
+                       side_by_side: bool | None = None) -> arena.MatchResult:
   """`play_vs_openspiel` as an `arena.MatchResult` (with the per-colour split), so matches
-  against OpenSpiel's bots go into the same tables, intervals and Elo fits as the others."""
+  against OpenSpiel's bots go into the same tables, intervals and Elo fits as the others.
+
+  `side_by_side`: play the games together (`play_games`) or one after another; default: together
+  on an accelerator, one after another on a CPU, where searching a batch of boards costs as much
+  as searching them one at a time and the gathering per ply only adds to it (`python -m
+  benchmarks.openspiel_match` measures both).
+  """
   if num_games <= 0 or num_games % 2:
     raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
   game = openspiel_game(env)
-  step_fn = jax.jit(env.step)
+  players = [i % 2 for i in range(num_games)]  # the agent's player in game i
+  bots = [bot_factory(game, 1 - player, seed + i) for i, player in enumerate(players)]
   key = jax.random.key(seed)
-  results = []  # (the agent's player, its result)
-  for i in range(num_games):
-    agent_player = i % 2
-    bot = bot_factory(game, 1 - agent_player, seed + i)
-    results.append((agent_player, play_game(
-        env, agent, bot, agent_player, jax.random.fold_in(key, i), game=game, step_fn=step_fn,
-        max_steps=max_steps)))
-  return _match_result(env, agent.name, bot_name, results)
+  if side_by_side is None:
+    side_by_side = jax.default_backend() != "cpu"
+  if side_by_side:
+    results = play_games(env, agent, bots, players, key, game=game, max_steps=max_steps)
+  else:
+    results = [play_game(env, agent, bot, player, jax.random.fold_in(key, i), game=game,
+                         max_steps=max_steps)
+               for i, (bot, player) in enumerate(zip(bots, players))]
+  return _match_result(env, agent.name, bot_name, list(zip(players, results)))
 
 
 def match_bots(env: base.Game, factory_a: BotFactory, factory_b: BotFactory, num_games: int,
@@ -269,4 +345,4 @@ def _match_result(env: base.Game, name_a: str, name_b: str,
 __all__ = ["NotationMismatch", "azjax_keys", "match_bots", "match_vs_openspiel", "openspiel_game",
            "openspiel_keys",
            "openspiel_mcts_bot", "openspiel_mcts_factory", "openspiel_random_factory",
-           "play_game", "play_vs_openspiel"]
+           "play_game", "play_games", "play_vs_openspiel"]

@@ -22,9 +22,9 @@ moves first in both). The keys:
   bottom, so OpenSpiel's `(r, c)` is azjax's square `(2 - r) * 3 + c` (rows mirrored, as above).
 
 Bots come from a factory `bot_factory(game, player_id, seed) -> pyspiel.Bot`, called once per
-game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`. On an
-accelerator the games of a match are played side by side (`play_games`): one batched call of
-the agent moves in every game where it is to move, instead of one search per game and move.
+game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`. The games of a
+match are played side by side (`play_games`): one batched call of the agent moves in every game
+where it is to move, instead of one search per game and move.
 """
 
 from __future__ import annotations
@@ -279,14 +279,13 @@ def play_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num
 def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, num_games: int,
                        seed: int, *, bot_name: str = "openspiel-bot",
                        max_steps: int | None = None,
-                       side_by_side: bool | None = None) -> arena.MatchResult:
+                       side_by_side: bool = True) -> arena.MatchResult:
   """`play_vs_openspiel` as an `arena.MatchResult` (with the per-colour split), so matches
   against OpenSpiel's bots go into the same tables, intervals and Elo fits as the others.
 
-  `side_by_side`: play the games together (`play_games`) or one after another; default: together
-  on an accelerator, one after another on a CPU, where searching a batch of boards costs as much
-  as searching them one at a time and the gathering per ply only adds to it (`python -m
-  benchmarks.openspiel_match` measures both).
+  `side_by_side`: play the games together (`play_games`, the default) or one after another.
+  Together was 1.4-1.9x faster for 8-16 games on an idle 2-core CPU (`python -m
+  benchmarks.openspiel_match`, `results/benchmarks/openspiel_match_cpu.md`).
   """
   if num_games <= 0 or num_games % 2:
     raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
@@ -294,8 +293,6 @@ def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, nu
   players = [i % 2 for i in range(num_games)]  # the agent's player in game i
   bots = [bot_factory(game, 1 - player, seed + i) for i, player in enumerate(players)]
   key = jax.random.key(seed)
-  if side_by_side is None:
-    side_by_side = jax.default_backend() != "cpu"
   if side_by_side:
     results = play_games(env, agent, bots, players, key, game=game, max_steps=max_steps)
   else:

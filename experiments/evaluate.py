@@ -61,7 +61,7 @@ CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollou
 
 @dataclasses.dataclass(frozen=True)
 class OpenSpielMCTS:
-  """OpenSpiel's C++ rollout MCTS as an opponent (played one game at a time, on the host), or
+  """OpenSpiel's C++ rollout MCTS as an opponent (one bot per game, on the host), or
   as the ladder's control on the OpenSpiel engine (`label="control"`)."""
 
   simulations: int
@@ -98,7 +98,7 @@ def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
 
 def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | OpenSpielMCTS,
          games: int, key: jax.Array) -> arena.MatchResult:
-  """A colour-balanced match: batched in JAX, or game by game against OpenSpiel's bot (or,
+  """A colour-balanced match: batched in JAX, or side by side against OpenSpiel's bots (or,
   OpenSpiel's bot against another, for the ladder's control on the OpenSpiel engine)."""
   if isinstance(player, OpenSpielMCTS) or isinstance(opponent, OpenSpielMCTS):
     from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
@@ -146,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--ladder-max", type=int, default=20480, help="last rung's simulations")
   parser.add_argument("--engine", choices=("azjax", "openspiel"), default="azjax",
                       help="--ladder: whose rollout MCTS the rungs are: azjax's batched UCT, or "
-                      "OpenSpiel's C++ MCTSBot (game by game; faster at high simulations on "
-                      "a CPU)")
+                      "OpenSpiel's C++ MCTSBot (one per game, on the host; faster at high "
+                      "simulations on a CPU)")
   parser.add_argument("--no-control", action="store_true",
                       help=f"--ladder: skip the {CONTROL_SIMULATIONS}-simulation MCTS control")
   parser.add_argument("--game", default=None,

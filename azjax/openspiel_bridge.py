@@ -29,6 +29,7 @@ where it is to move, instead of one search per game and move.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 import jax
@@ -159,8 +160,8 @@ def play_games(env: base.Game, agent: Agent, bots: Sequence[Any], agent_players:
 
   Every ply advances each unfinished game by one move: one batched `agent.act` over the boards
   where the agent is to move (a network searches them together, not one game after another),
-  and each OpenSpiel bot moves in its own game. The two implementations
-  are checked against each other before every move, in every game.
+  and each OpenSpiel bot moves in its own game. The two implementations are checked against
+  each other before every move, in every game.
 
   Returns:
     each game's result from the agent's side, +1, 0 or -1 (0 if cut at `max_steps`).
@@ -173,8 +174,8 @@ def play_games(env: base.Game, agent: Agent, bots: Sequence[Any], agent_players:
   game = game or openspiel_game(env)
   max_steps = env.max_game_length if max_steps is None else max_steps
   num_games = len(bots)
-  step_fn = jax.jit(jax.vmap(env.step))
-  az_states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), num_games))
+  init_fn, step_fn = _batched(env)
+  az_states = init_fn(jax.random.split(jax.random.key(0), num_games))
   os_states = [game.new_initial_state() for _ in range(num_games)]
   # Each game's azjax state when it ended: stepping a finished state zeroes its rewards.
   final: dict[int, Any] = {}
@@ -207,6 +208,13 @@ def play_games(env: base.Game, agent: Agent, bots: Sequence[Any], agent_players:
   host = jax.device_get(az_states)
   return [_result(env, final.get(i, _row(host, i)), os_states[i], agent_players[i])
           for i in range(num_games)]
+
+
+@functools.lru_cache(maxsize=None)
+def _batched(env: base.Game) -> tuple[Callable, Callable]:
+  """Jitted batched `env.init` and `env.step`, compiled once per game (and batch size) rather
+  than once per game played."""
+  return jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
 
 
 def _act(agent: Agent, states: Any, games: list[int], key: jax.Array) -> dict[int, int]:

@@ -292,7 +292,7 @@ def match_vs_openspiel(env: base.Game, agent: Agent, bot_factory: BotFactory, nu
   against OpenSpiel's bots go into the same tables, intervals and Elo fits as the others.
 
   `side_by_side`: play the games together (`play_games`, the default) or one after another.
-  Together was 1.4-1.9x faster for 8-16 games on an idle 2-core CPU (`python -m
+  Together was 1.0-1.8x faster for 8-16 games on an idle 2-core CPU (`python -m
   benchmarks.openspiel_match`, `results/benchmarks/openspiel_match_cpu.md`).
   """
   if num_games <= 0 or num_games % 2:

@@ -6,8 +6,8 @@
 
 Plays the same colour-balanced match twice: one game after another (`play_game`, the agent
 searching one board at a time), then all games side by side (`play_games`, one batched search
-per ply over the boards where the agent is to move). The agent is compiled for every batch size
-first, so the times are play only. The bots are seeded alike; the agent's random stream is not,
+per ply over the boards where the agent is to move). The agent and the game's batched init and
+step are compiled for every batch size first, so the times are play only. The bots are seeded alike; the agent's random stream is not,
 so the two scores may differ by chance. Needs the open-spiel extra.
 """
 
@@ -47,7 +47,6 @@ def main(argv: list[str] | None = None) -> None:
 
   env, agent = agents.load(args.checkpoint, simulations=args.simulations)
   game = ob.openspiel_game(env)
-  compile_sizes(env, agent, args.games)
   players = [i % 2 for i in range(args.games)]
 
   def bots():
@@ -55,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
             for i in range(args.games)]
 
   key = jax.random.key(args.seed)
+  compile_sizes(env, agent, args.games)
+  # And the game's batched init and step, for one game and for all of them.
+  ob.play_games(env, agent, bots()[:1], players[:1], key, game=game, max_steps=2)
+  ob.play_games(env, agent, bots(), players, key, game=game, max_steps=2)
   t0 = time.perf_counter()
   alone = [ob.play_game(env, agent, bot, player, jax.random.fold_in(key, i), game=game)
            for i, (bot, player) in enumerate(zip(bots(), players))]

@@ -18,9 +18,10 @@ material advantage's scores, so the classifiers keep the thesis' defaults unless
 A probe reads either every unit (`features="flat"`, as the thesis) or, with
 `features="pooled"` (`features`), each channel summed over the board: `[N, R, C, K]` -> `[N, K]`.
 A count concept (material, mobility) is a sum over squares, and a flat probe must learn equal
-weights for 64 squares from a few thousand positions: on the 8x8 network's export the flat SGD
-probe read material advantage off the raw input at 0.90, the pooled one at 1.00. Pooling is the
-cheaper, fairer reader of such concepts, for the trained network and its controls alike.
+weights for 64 squares from a few thousand positions: on 6000 positions of the 8x8 network
+(`results/breakthrough_gpu/probe_flat/`, `probe_pooled/`) the flat SGD probe read material
+advantage off the raw input at 0.865, the pooled one at 1.000. Pooling is the cheaper, fairer
+reader of such concepts, for the trained network and its controls alike.
 
 Classifiers weigh the classes inversely to their frequency and are scored by balanced accuracy
 (0.5 = chance whatever the class ratio). Every split keeps whole games on one side

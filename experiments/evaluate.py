@@ -271,9 +271,7 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   lines.append("")
   for name, played in results.items():
     if played:
-      mean = np.mean([r.score for _, r in played])
-      lines.append(f"- {name}: average score {mean:.3f} over {len(played)} rung(s)"
-                   f" (MCTS {played[0][0]}..{played[-1][0]})")
+      lines.append(average_line(name, played))
   if interrupted:
     lines.append(f"- interrupted before the ladder ended (planned rungs {rungs[0]}.."
                  f"{rungs[-1]})")
@@ -286,6 +284,13 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     print(f"wrote {Path(args.checkpoint) / 'eval.md'} and {path}", flush=True)
   if interrupted:
     sys.exit(130)
+
+
+def average_line(name: str, played: list[tuple[int, arena.MatchResult]]) -> str:
+  """The ladder's headline for one player: its mean score over the rungs it played."""
+  mean = np.mean([r.score for _, r in played])
+  return (f"- {name}: average score {mean:.3f} over {len(played)} rung(s) "
+          f"(MCTS {played[0][0]}..{played[-1][0]})")
 
 
 def read_ladders(text: str) -> dict[str, dict[int, tuple[int, int, int]]]:
@@ -322,9 +327,7 @@ def replot_ladders(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                for rung, (w, d, l) in sorted(rungs.items())]
       for player, rungs in ladders.items()}
   for player, played in results.items():
-    mean = np.mean([r.score for _, r in played])
-    print(f"- {player}: average score {mean:.3f} over {len(played)} rung(s) "
-          f"(MCTS {played[0][0]}..{played[-1][0]})")
+    print(average_line(player, played))
   out = plot_ladder(results, args.ladder_plot, title=f"score against the rollout-MCTS ladder "
                     f"({path.parent.name})")
   print(f"wrote {out}")

@@ -449,7 +449,8 @@ def load_network(run_dir: str, *, compute_dtype: str | None = None):
 
 def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
          raw_policy: bool = False, step: int | None = None,
-         compute_dtype: str | None = None) -> tuple[base.Game, Agent]:
+         compute_dtype: str | None = None, alphabeta_depth: int | None = None,
+         alphabeta_width: int | None = 8) -> tuple[base.Game, Agent]:
   """The game and the trained agent of a run directory (see `azjax.checkpoint`).
 
   Args:
@@ -457,6 +458,9 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     simulations: search simulations per move.
     algorithm: "gumbel" or "puct"; default: the run's own search.
     raw_policy: play the network's raw policy instead (no search).
+    alphabeta_depth, alphabeta_width: play alpha-beta with the network as its evaluation
+      instead (`azjax.alphabeta.make_network_alphabeta`): this depth, the policy's
+      `alphabeta_width` best actions at every node (None: every action).
     step: load the snapshot `models/<step>` instead of the final network.
     compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
       float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
@@ -468,6 +472,13 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
   label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
   if raw_policy:
     return env, make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
+  if alphabeta_depth is not None:
+    from azjax import alphabeta  # noqa: PLC0415  (imports this module)
+
+    width = "" if alphabeta_width is None else f"w{alphabeta_width}"
+    return env, alphabeta.make_network_alphabeta(
+        env, model=model, variables=variables, depth=alphabeta_depth, width=alphabeta_width,
+        name=f"ab-d{alphabeta_depth}{width}({label})")
   algorithm = algorithm or config.search
   return env, make_alphazero(env, model=model, variables=variables, simulations=simulations,
                              algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")

@@ -1,8 +1,10 @@
-"""Fixed-depth minimax search ("alphabeta"): a baseline agent with a hand-written evaluation.
+"""Fixed-depth minimax search ("alphabeta"): a baseline agent with a hand-written evaluation,
+or with a learned one (the network's value at the leaves, its policy choosing the moves).
 
 >>> env = azjax.games.make("breakthrough")
 >>> agent = azjax.agents.make("alphabeta", env, depth=2)
 >>> actions = agent.act(states, key)          # states batched [B] -> int32[B]
+>>> agent = make_network_alphabeta(env, model=model, variables=variables, depth=3, width=8)
 
 **Search.** An agent's policy must be a pure batched JAX function, so the search is full-width
 negamax to a fixed depth: every node expands all `A` actions at once with
@@ -22,6 +24,14 @@ evaluation would choose** (ties between equally valued moves are broken uniforml
   children). Faster wins score higher, slower losses less badly, and draws 0. Evaluations are
   kept far below `WIN_SCORE` in magnitude.
 * A live node at depth 0 is scored by `evaluation(state)`, from the side of its player to move.
+
+**Selective search** (`width`, with a `prior`): every node expands only the `width` legal
+actions its `prior(state)` ranks highest (`lax.top_k`), the rest count as illegal. The tree is
+then `width**depth` leaves, whatever the game's action space, which is what makes a network
+evaluation affordable: `make_network_alphabeta` uses the network's policy as the prior and its
+value as the evaluation (one forward pass a node, batched over the whole tree by the vmaps):
+`1 + width + ... + width**depth` forward passes a move, against `simulations + 1` for MCTS.
+Pruning by the prior can miss a move the policy ranks low; a full-width search cannot.
 
 **Cost.** A search expands `A + A^2 + ... + A^depth` states per root, so the arrays of the last
 level hold `B * A^depth` game states (`A` = 9 tic-tac-toe, 7 Connect Four, 192 Breakthrough 8x8,
@@ -58,9 +68,11 @@ from azjax.games import base
 Array = jax.Array
 State = Any
 Evaluation = Callable[[State], Array]
+Prior = Callable[[State], Array]  # one state -> [A] logits that rank its actions
 
 WIN_SCORE = 1000.0
-MAX_DEPTH = 3
+MAX_DEPTH = 3  # full width; a selective search (a width) may go to MAX_SELECTIVE_DEPTH
+MAX_SELECTIVE_DEPTH = 8
 
 # Breakthrough weights.
 ADVANCE_WEIGHT = 0.1
@@ -120,21 +132,32 @@ EVALUATIONS: dict[str, Evaluation] = {
 
 
 def child_values(env: base.Game, state: State, depth: int, evaluation: Evaluation,
-                 ply: int = 1) -> Array:
+                 ply: int = 1, *, prior: Prior | None = None, width: int | None = None) -> Array:
   """`[A]` float32 negamax values of the actions of one (unbatched) live `state`.
 
   Each value is from the side of `state.current_player`: `-inf` for an illegal action, the
   exact score `reward * (WIN_SCORE - ply)` for an action that ends the game, else the value of
   the child searched `depth - 1` more plies (its `evaluation` when `depth == 1`), negated when
   the turn passes. `ply` is the number of actions from the root to the children.
+
+  With `width` (and a `prior`: `state -> [A]` logits) the search is selective: at every node
+  only the `width` legal actions with the highest prior are expanded and the others get
+  `-inf` as if illegal, so a node costs `width` children instead of `A`.
   """
   num_actions = state.legal_action_mask.shape[-1]
-  children = jax.vmap(env.step, in_axes=(None, 0))(state, jnp.arange(num_actions))
+  if width is None or width >= num_actions:
+    actions = jnp.arange(num_actions)
+  else:
+    # top_k returns distinct indices; with fewer than `width` legal actions the rest are
+    # illegal ones, masked below.
+    scores = jnp.where(state.legal_action_mask, prior(state).astype(jnp.float32), -jnp.inf)
+    actions = jax.lax.top_k(scores, width)[1]
+  children = jax.vmap(env.step, in_axes=(None, 0))(state, actions)
   if depth <= 1:
     inner = jax.vmap(evaluation)(children)
   else:
-    grandchildren = jax.vmap(lambda c: child_values(env, c, depth - 1, evaluation, ply + 1))(
-        children)
+    grandchildren = jax.vmap(lambda c: child_values(
+        env, c, depth - 1, evaluation, ply + 1, prior=prior, width=width))(children)
     inner = jnp.max(grandchildren, axis=-1)  # -inf for a terminal child (replaced below)
   inner = inner.astype(jnp.float32)
   same_player = children.current_player == state.current_player
@@ -142,19 +165,25 @@ def child_values(env: base.Game, state: State, depth: int, evaluation: Evaluatio
   mover_reward = jnp.take(children.rewards, state.current_player, axis=-1)
   exact = mover_reward * (WIN_SCORE - ply)
   values = jnp.where(children.terminated, exact, inner)
-  return jnp.where(state.legal_action_mask, values, -jnp.inf)
+  values = jnp.where(state.legal_action_mask[actions], values, -jnp.inf)
+  if actions.shape[0] == num_actions:
+    return values
+  return jnp.full((num_actions,), -jnp.inf, jnp.float32).at[actions].set(values)
 
 
 def search_values(env: base.Game, states: State, *, depth: int = 2,
-                  evaluation: Evaluation | None = None, max_leaves: int = 1 << 20) -> Array:
+                  evaluation: Evaluation | None = None, max_leaves: int = 1 << 20,
+                  prior: Prior | None = None, width: int | None = None) -> Array:
   """`[B, A]` root action values of a batch of states (see `child_values`), searched in chunks.
 
-  Roots are processed `max(1, max_leaves // A**depth)` at a time, which bounds the memory.
+  Roots are processed `max(1, max_leaves // branching**depth)` at a time, which bounds the
+  memory (`branching` is `width` for a selective search, else `A`).
   """
   evaluation = _resolve_evaluation(env, evaluation)
   batch, num_actions = states.legal_action_mask.shape
-  chunk = max(1, max_leaves // num_actions ** depth)
-  one = lambda s: child_values(env, s, depth, evaluation)  # noqa: E731
+  branching = num_actions if width is None else min(width, num_actions)
+  chunk = max(1, max_leaves // branching ** depth)
+  one = lambda s: child_values(env, s, depth, evaluation, prior=prior, width=width)  # noqa: E731
   if chunk >= batch:
     return jax.vmap(one)(states)
   return jax.lax.map(one, states, batch_size=chunk)
@@ -177,33 +206,71 @@ def _resolve_evaluation(env: base.Game, evaluation: Evaluation | str | None) -> 
 
 @register("alphabeta")
 def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | str | None = None,
-                   max_leaves: int = 1 << 20) -> Agent:
+                   max_leaves: int = 1 << 20, prior: Prior | None = None,
+                   width: int | None = None, name: str | None = None) -> Agent:
   """Fixed-depth negamax agent (plays as alpha-beta would; see the module docstring).
 
   Args:
     env: the game.
-    depth: plies searched, 1 to `MAX_DEPTH` (3). A checkers multi-jump hop counts as a ply.
+    depth: plies searched, 1 to `MAX_DEPTH` (`MAX_SELECTIVE_DEPTH` with a width). A checkers
+      multi-jump hop counts as a ply.
     evaluation: leaf evaluation `state -> float32[]` from the mover's side, the name of one of
       `EVALUATIONS` or "zero"; default `EVALUATIONS[env.name]`.
-    max_leaves: roots are searched `max(1, max_leaves // A**depth)` at a time (memory bound).
+    max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
+    prior, width: a selective search: only the `width` legal actions of highest `prior(state)`
+      are expanded at each node (both or neither).
+    name: default "alphabeta-d{depth}" (with "w{width}" for a selective search).
   Returns:
-    The agent, named "alphabeta-d{depth}".
+    The agent.
   Raises:
-    ValueError: for a depth outside 1-3 or an unknown evaluation.
+    ValueError: for a depth out of range, an unknown evaluation, a width below 1 or
+      a width without a prior.
   """
   depth = int(depth)
-  if not 1 <= depth <= MAX_DEPTH:
-    raise ValueError(f"alphabeta: depth must be in 1..{MAX_DEPTH}, got {depth}")
+  most = MAX_DEPTH if width is None else MAX_SELECTIVE_DEPTH
+  if not 1 <= depth <= most:
+    raise ValueError(f"alphabeta: depth must be in 1..{most}"
+                     f"{'' if width is None else ' with a width'}, got {depth}")
+  if (width is None) != (prior is None):
+    raise ValueError("alphabeta: a selective search needs both width and prior")
+  if width is not None and int(width) < 1:
+    raise ValueError(f"alphabeta: width must be at least 1, got {width}")
   evaluation = _resolve_evaluation(env, evaluation)
 
   def policy(states: State, key: jax.Array) -> Array:
     values = search_values(env, states, depth=depth, evaluation=evaluation,
-                           max_leaves=max_leaves)
+                           max_leaves=max_leaves, prior=prior, width=width)
     keys = jax.random.split(key, values.shape[0])
     return jax.vmap(argmax_random_tie)(keys, values).astype(jnp.int32)
 
-  return Agent(f"alphabeta-d{depth}", policy)
+  default = f"alphabeta-d{depth}" + ("" if width is None else f"w{width}")
+  return Agent(name or default, policy)
+
+
+def network_functions(model: Any, variables: Any) -> tuple[Evaluation, Prior]:
+  """The learned evaluation and prior of a network: `(state -> value [], state -> logits [A])`
+  for one unbatched state, both from the side of its player to move (as the network was
+  trained). Inside the search's nested vmaps every node's forward pass joins one batch."""
+
+  def forward(state: State) -> tuple[Array, Array]:
+    logits, value = model.apply(variables, state.observation[None], train=False)
+    return logits[0], value[0]
+
+  return (lambda state: forward(state)[1]), (lambda state: forward(state)[0])
+
+
+def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth: int = 2,
+                           width: int | None = 8, name: str | None = None,
+                           max_leaves: int = 1 << 16) -> Agent:
+  """Alpha-beta with a learned evaluation: the network's value scores the leaves and, when
+  `width` is set, its policy picks the `width` actions searched at every node (a node then
+  costs one forward pass; a move `1 + width + ... + width**depth`). `width=None` searches
+  every action (small games). `max_leaves` bounds the leaves searched at once (memory)."""
+  evaluation, prior = network_functions(model, variables)
+  return make_alphabeta(env, depth=depth, evaluation=evaluation, max_leaves=max_leaves,
+                        prior=None if width is None else prior, width=width, name=name)
 
 
 __all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "checkers_evaluation",
-           "child_values", "make_alphabeta", "search_values", "zero_evaluation"]
+           "child_values", "make_alphabeta", "make_network_alphabeta", "network_functions",
+           "search_values", "zero_evaluation"]

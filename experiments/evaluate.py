@@ -4,7 +4,9 @@
         --opponents random,mcts:200,mcts:1000 --games 200 --simulations 32
 
 Each opponent plays `--games` games, half with each colour. `--raw-policy` evaluates the
-network's raw policy (one forward pass per move) instead of the network with search. The table
+network's raw policy (one forward pass per move) instead of the network with search;
+`--alphabeta DEPTH [--width 8]` alpha-beta with the network's value as its evaluation and its
+policy choosing the `--width` actions searched at every node (`azjax.alphabeta`). The table
 is printed and appended to `<checkpoint>/eval.md` with the command that made it.
 
 Three other modes:
@@ -34,12 +36,12 @@ would repeat the same two games.
 
     python -m experiments.evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
-a round robin: each item is a run directory (loaded with `--simulations` / `--raw-policy`) or an
-opponent spec (random, mcts:<simulations>, alphabeta:<depth>); `--checkpoint`, if given, joins
-the pool first. Every pair plays `--games` games; the Elo fit (anchored at "random" if present,
-else the first agent), its intervals and the pairwise score matrix are printed and appended to
-the `eval.md` of the first run directory (`--game` names the game when no item is a run
-directory; the tables are then only printed).
+a round robin: each item is a run directory (loaded with `--simulations`, `--raw-policy` or
+`--alphabeta`) or an opponent spec (random, mcts:<simulations>, alphabeta:<depth>);
+`--checkpoint`, if given, joins the pool first. Every pair plays `--games` games; the Elo fit
+(anchored at "random" if present, else the first agent), its intervals and the pairwise score
+matrix are printed and appended to the `eval.md` of the first run directory (`--game` names
+the game when no item is a run directory; the tables are then only printed).
 """
 
 from __future__ import annotations
@@ -117,6 +119,13 @@ def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | Ope
   return arena.play(env, player, opponent, games, key)
 
 
+def load_agent(args: argparse.Namespace, run_dir: str) -> tuple:
+  """`(env, agent)` of a run directory as the flags ask: search with `--simulations`, the raw
+  policy, or alpha-beta with the network as its evaluation (`--alphabeta`, `--width`)."""
+  return agents.load(run_dir, simulations=args.simulations, raw_policy=args.raw_policy,
+                     alphabeta_depth=args.alphabeta, alphabeta_width=args.width or None)
+
+
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m experiments.evaluate",
                                    description=__doc__.split("\n")[0])
@@ -129,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="games per opponent, rung or pair (even)")
   parser.add_argument("--simulations", type=int, default=32)
   parser.add_argument("--raw-policy", action="store_true")
+  parser.add_argument("--alphabeta", type=int, default=None, metavar="DEPTH",
+                      help="the network plays alpha-beta of this depth with its value as the "
+                      "evaluation, instead of MCTS")
+  parser.add_argument("--width", type=int, default=8,
+                      help="with --alphabeta: the actions searched at every node, the policy's "
+                      "best (0: every action)")
   parser.add_argument("--seed", type=int, default=0)
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--ladder", action="store_true",
@@ -162,6 +177,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.error(f"--games must be positive and even, got {args.games}")
   if args.simulations <= 0:
     parser.error(f"--simulations must be positive, got {args.simulations}")
+  if args.alphabeta is not None and args.raw_policy:
+    parser.error("--alphabeta and --raw-policy are two different players; give one")
+  if args.alphabeta is not None and args.progress:
+    parser.error("--progress rates snapshots with search or their raw policy, not --alphabeta")
+  if args.width < 0:
+    parser.error(f"--width must be 0 (every action) or positive, got {args.width}")
   if args.pool is None and args.checkpoint is None:
     parser.error("the following argument is required: --checkpoint (unless --pool is given)")
   if args.ladder and not 0 < args.ladder_min <= args.ladder_max:
@@ -187,8 +208,7 @@ def main(argv: list[str] | None = None) -> None:
 def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
                   command: str) -> None:
   try:
-    env, agent = agents.load(args.checkpoint, simulations=args.simulations,
-                             raw_policy=args.raw_policy)
+    env, agent = load_agent(args, args.checkpoint)
     opponents = [parse_opponent(env, spec) for spec in args.opponents.split(",")]
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
@@ -231,8 +251,7 @@ def ladder_rungs(low: int, high: int) -> list[int]:
 
 def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
   try:
-    env, agent = agents.load(args.checkpoint, simulations=args.simulations,
-                             raw_policy=args.raw_policy)
+    env, agent = load_agent(args, args.checkpoint)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   players: list[agents.Agent | OpenSpielMCTS] = [agent]
@@ -411,7 +430,7 @@ def build_pool(args: argparse.Namespace) -> tuple[object, list[agents.Agent], li
   pool = []
   for kind, item in kinds:
     if kind == "dir":
-      _, agent = agents.load(item, simulations=args.simulations, raw_policy=args.raw_policy)
+      _, agent = load_agent(args, item)
     else:
       try:
         agent = parse_opponent(env, item)

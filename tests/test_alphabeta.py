@@ -195,3 +195,104 @@ def test_bad_options():
       agents.make("alphabeta", env, depth=depth)
   with pytest.raises(ValueError, match="evaluation"):
     agents.make("alphabeta", env, evaluation="nope")
+
+
+# -- Selective search and the learned evaluation ---------------------------------------------------
+
+
+def _random_positions(env, batch, plies, seed):
+  """`batch` live positions after `plies` uniformly random actions (restarting finished games)."""
+  step = jax.jit(jax.vmap(functools.partial(base.step_autoreset, env)))
+  key = jax.random.key(seed)
+  states = jax.vmap(env.init)(jax.random.split(key, batch))
+  for _ in range(plies):
+    key, k1, k2 = jax.random.split(key, 3)
+    states = step(states, base.uniform_legal_actions(k1, states.legal_action_mask),
+                  jax.random.split(k2, batch))
+  return states
+
+
+def _index_prior(state):
+  """A fixed ranking: lower action indices first."""
+  return -jax.numpy.arange(state.legal_action_mask.shape[-1], dtype=jax.numpy.float32)
+
+
+def test_selective_search_wide_enough_equals_full_width():
+  # Breakthrough 5x5 has at most 3 * 10 = 30 legal actions: width 30 drops none of them.
+  env = games.make("breakthrough", rows=5, cols=5)
+  states = _random_positions(env, BATCH, 5, seed=6)
+  full = alphabeta.search_values(env, states, depth=2)
+  wide = alphabeta.search_values(env, states, depth=2, prior=_index_prior, width=30)
+  np.testing.assert_array_equal(np.asarray(full), np.asarray(wide))
+
+
+def test_selective_search_expands_only_the_priors_best_actions():
+  env = _env("connect_four")
+  states = _random_positions(env, BATCH, 4, seed=7)
+  values = np.asarray(alphabeta.search_values(env, states, depth=2, prior=_index_prior,
+                                              width=2))
+  mask = np.asarray(states.legal_action_mask)
+  for row, legal in zip(values, mask):
+    searched = np.flatnonzero(legal)[:2]  # the two lowest legal columns
+    assert np.isfinite(row[searched]).all()
+    assert np.isneginf(np.delete(row, searched)).all()
+
+
+def test_selective_search_finds_a_win_only_when_the_prior_keeps_it():
+  env = _env("breakthrough")
+  states = _both_colours(env, BREAKTHROUGH_WIN, {"w": "b", "b": "w"})
+  wins = ({"a7a8", "a7b8"}, {_mirror_move("a7a8"), _mirror_move("a7b8")})  # white's, black's
+  win_actions = jax.numpy.array([
+      [env.move_to_action(base.unstack_state(states, player), m) for m in sorted(wins[player])]
+      for player in (0, 1)])  # [player, 2]
+
+  def prior_for(favour_win):
+    def prior(state):
+      # The mover's two winning actions ranked above (or below) all the others, equal at 0.
+      logits = jax.numpy.zeros(state.legal_action_mask.shape[-1])
+      return logits.at[win_actions[state.current_player]].set(1.0 if favour_win else -1.0)
+    return prior
+
+  for favour_win in (True, False):
+    agent = agents.make("alphabeta", env, depth=1, prior=prior_for(favour_win), width=1)
+    moves = _moves(env, states, agent.act(states, jax.random.key(8)))
+    found = [m in wins[i % 2] for i, m in enumerate(moves)]
+    assert found == [favour_win] * BATCH, moves
+
+
+def test_network_alphabeta_uses_the_networks_value_and_policy():
+  from azjax import nets
+  from azjax.nets.base import NetConfig
+
+  env = _env("tic_tac_toe")
+  model = nets.make(NetConfig(kind="mlp", hidden=16, blocks=1, value_hidden=8), env.num_actions)
+  variables = nets.init_variables(model, jax.random.key(9), env.observation_shape)
+  states = _random_positions(env, BATCH, 2, seed=10)
+  evaluation, prior = alphabeta.network_functions(model, variables)
+  logits, value = model.apply(variables, states.observation, train=False)
+  one = base.unstack_state(states, 1)
+  np.testing.assert_allclose(np.asarray(evaluation(one)), np.asarray(value[1]), rtol=1e-5)
+  np.testing.assert_allclose(np.asarray(prior(one)), np.asarray(logits[1]), rtol=1e-5)
+  # Depth 1, full width: the agent plays the child whose value is best for the mover.
+  agent = alphabeta.make_network_alphabeta(env, model=model, variables=variables, depth=1,
+                                           width=None)
+  values = np.asarray(alphabeta.search_values(env, states, depth=1, evaluation=evaluation))
+  actions = np.asarray(agent.act(states, jax.random.key(11)))
+  np.testing.assert_array_equal(values[np.arange(BATCH), actions], values.max(axis=1))
+  # Selective: legal moves on random positions, and named after its depth and width.
+  agent = alphabeta.make_network_alphabeta(env, model=model, variables=variables, depth=3,
+                                           width=2)
+  assert agent.name == "alphabeta-d3w2"
+  actions = np.asarray(agent.act(states, jax.random.key(12)))
+  assert np.asarray(states.legal_action_mask)[np.arange(BATCH), actions].all()
+
+
+def test_bad_selective_options():
+  env = _env("tic_tac_toe")
+  with pytest.raises(ValueError, match="both width and prior"):
+    agents.make("alphabeta", env, width=3)
+  with pytest.raises(ValueError, match="width must be at least 1"):
+    agents.make("alphabeta", env, width=0, prior=_index_prior)
+  with pytest.raises(ValueError, match="depth must be in 1..8 with a width"):
+    agents.make("alphabeta", env, depth=9, width=2, prior=_index_prior)
+  agents.make("alphabeta", env, depth=5, width=2, prior=_index_prior)  # deeper than full width

@@ -105,6 +105,9 @@ def test_pool_writes_elo_table(run_dir, capsys):
     (["--pool", "random", "--game", "tic_tac_toe"], "at least two agents"),
     (["--pool", "random", "random", "--game", "tic_tac_toe"], "the same agent twice"),
     (["--ladder", "--pool", "random"], "not allowed with argument"),
+    (["--alphabeta", "2", "--raw-policy"], "--alphabeta and --raw-policy"),
+    (["--alphabeta", "2", "--progress"], "not --alphabeta"),
+    (["--alphabeta", "2", "--width", "-1"], "--width must be 0"),
 ])
 def test_bad_arguments(capsys, extra, message):
   assert message in _error(capsys, extra)
@@ -169,3 +172,12 @@ def test_ladder_plot_of_perfect_scores(tmp_path):
   low, high = perfect.interval
   path = evaluate.plot_ladder({"a": [(10, perfect), (20, perfect)]}, tmp_path / "l.png")
   assert path.read_bytes().startswith(b"\x89PNG") and high <= 1.0
+
+
+def test_network_alphabeta_against_opponents(run_dir, capsys):
+  evaluate.main(["--checkpoint", str(run_dir), "--opponents", "random", "--games", "2",
+                 "--alphabeta", "2", "--width", "3"])
+  assert "ab-d2w3(tic_tac_toe:" in (run_dir / "eval.md").read_text()
+  err = _error(capsys, ["--checkpoint", str(run_dir), "--opponents", "random", "--games", "2",
+                        "--alphabeta", "12"])
+  assert "depth must be in 1..8 with a width" in err

@@ -38,9 +38,10 @@ level hold `B * A^depth` game states (`A` = 9 tic-tac-toe, 7 Connect Four, 192 B
 256 checkers). At the default depth 2 that is about 37k (Breakthrough) to 65k (checkers) states
 per root, a few hundred bytes each (board and legal mask), i.e. 10-20 MB per root state. Roots
 are therefore searched in chunks of `max(1, max_leaves // A^depth)` with `jax.lax.map`, which
-bounds the memory at about `max_leaves` leaf states whatever the batch size. Depth 3 on
-Breakthrough/checkers (7-17M leaves per root) is allowed but slow; it is meant for the small
-games.
+bounds the memory at about `max_leaves` leaf states whatever the batch size. The depth is
+limited to trees of at most `MAX_TREE_LEAVES` (2^24) leaves per root: depth 3 on Breakthrough
+8x8 and checkers (7-17M leaves: allowed but slow), 7 on tic-tac-toe, 8 on Connect Four; with a
+width `w` (below), `w**depth` leaves.
 
 **Evaluations** (pure functions of one state, from the mover's side, `EVALUATIONS[env.name]`):
 
@@ -71,8 +72,8 @@ Evaluation = Callable[[State], Array]
 Prior = Callable[[State], Array]  # one state -> [A] logits that rank its actions
 
 WIN_SCORE = 1000.0
-MAX_DEPTH = 3  # full width; a selective search (a width) may go to MAX_SELECTIVE_DEPTH
-MAX_SELECTIVE_DEPTH = 8
+MAX_DEPTH = 12
+MAX_TREE_LEAVES = 1 << 24  # checkers' full-width depth 3 (256**3) is the largest tree allowed
 
 # Breakthrough weights.
 ADVANCE_WEIGHT = 0.1
@@ -204,6 +205,19 @@ def _resolve_evaluation(env: base.Game, evaluation: Evaluation | str | None) -> 
   return evaluation
 
 
+def check_depth(num_actions: int, depth: int, width: int | None = None) -> int:
+  """`depth` as an int if a search of it is allowed: `1 <= depth <= MAX_DEPTH` and at most
+  `MAX_TREE_LEAVES` leaves per root (`branching**depth`, the branching being `num_actions`, or
+  `width` for a selective search). Raises ValueError naming the deepest allowed otherwise."""
+  depth = int(depth)
+  branching = num_actions if width is None else min(int(width), num_actions)
+  if not 1 <= depth <= MAX_DEPTH or branching ** depth > MAX_TREE_LEAVES:
+    most = max(d for d in range(1, MAX_DEPTH + 1) if branching ** d <= MAX_TREE_LEAVES)
+    raise ValueError(f"alphabeta: depth must be in 1..{most} with {branching} actions searched "
+                     f"a node (at most {MAX_TREE_LEAVES} leaves), got {depth}")
+  return depth
+
+
 @register("alphabeta")
 def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | str | None = None,
                    max_leaves: int = 1 << 20, prior: Prior | None = None,
@@ -212,8 +226,7 @@ def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | s
 
   Args:
     env: the game.
-    depth: plies searched, 1 to `MAX_DEPTH` (`MAX_SELECTIVE_DEPTH` with a width). A checkers
-      multi-jump hop counts as a ply.
+    depth: plies searched (see `check_depth`). A checkers multi-jump hop counts as a ply.
     evaluation: leaf evaluation `state -> float32[]` from the mover's side, the name of one of
       `EVALUATIONS` or "zero"; default `EVALUATIONS[env.name]`.
     max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
@@ -226,15 +239,11 @@ def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | s
     ValueError: for a depth out of range, an unknown evaluation, a width below 1 or
       a width without a prior.
   """
-  depth = int(depth)
-  most = MAX_DEPTH if width is None else MAX_SELECTIVE_DEPTH
-  if not 1 <= depth <= most:
-    raise ValueError(f"alphabeta: depth must be in 1..{most}"
-                     f"{'' if width is None else ' with a width'}, got {depth}")
   if (width is None) != (prior is None):
     raise ValueError("alphabeta: a selective search needs both width and prior")
   if width is not None and int(width) < 1:
     raise ValueError(f"alphabeta: width must be at least 1, got {width}")
+  depth = check_depth(env.num_actions, depth, width)
   evaluation = _resolve_evaluation(env, evaluation)
 
   def policy(states: State, key: jax.Array) -> Array:
@@ -271,6 +280,6 @@ def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth:
                         prior=None if width is None else prior, width=width, name=name)
 
 
-__all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "checkers_evaluation",
-           "child_values", "make_alphabeta", "make_network_alphabeta", "network_functions",
+__all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "check_depth",
+           "checkers_evaluation", "child_values", "make_alphabeta", "make_network_alphabeta", "network_functions",
            "search_values", "zero_evaluation"]

@@ -439,11 +439,10 @@ class EngineFactory:
       strength = (spec.strength or simulations or self.simulations
                   or DEFAULT_SIMULATIONS[spec.kind])
     elif spec.kind == "alphabeta":
-      from azjax.alphabeta import MAX_DEPTH
+      from azjax.alphabeta import check_depth
 
-      strength = spec.strength or depth or self.depth or DEFAULT_DEPTH
-      if not 1 <= strength <= MAX_DEPTH:
-        raise ValueError(f"alphabeta: depth must be in 1..{MAX_DEPTH}, got {strength}")
+      strength = check_depth(env.num_actions, spec.strength or depth or self.depth
+                             or DEFAULT_DEPTH)
     else:
       strength = None
     if spec.kind == "az" and run_dir is None:

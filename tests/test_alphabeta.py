@@ -190,9 +190,11 @@ def test_beats_random(name, depth, num_games):
 
 def test_bad_options():
   env = _env("tic_tac_toe")
-  for depth in (0, 4):
-    with pytest.raises(ValueError, match="depth"):
+  for depth in (0, 8):  # 9**8 leaves is too many; 9**7 is not
+    with pytest.raises(ValueError, match="depth must be in 1..7 with 9 actions"):
       agents.make("alphabeta", env, depth=depth)
+  with pytest.raises(ValueError, match="depth must be in 1..3 with 256 actions"):
+    agents.make("alphabeta", _env("checkers"), depth=4)
   with pytest.raises(ValueError, match="evaluation"):
     agents.make("alphabeta", env, evaluation="nope")
 
@@ -293,6 +295,6 @@ def test_bad_selective_options():
     agents.make("alphabeta", env, width=3)
   with pytest.raises(ValueError, match="width must be at least 1"):
     agents.make("alphabeta", env, width=0, prior=_index_prior)
-  with pytest.raises(ValueError, match="depth must be in 1..8 with a width"):
-    agents.make("alphabeta", env, depth=9, width=2, prior=_index_prior)
-  agents.make("alphabeta", env, depth=5, width=2, prior=_index_prior)  # deeper than full width
+  with pytest.raises(ValueError, match="depth must be in 1..12 with 2 actions"):
+    agents.make("alphabeta", env, depth=13, width=2, prior=_index_prior)
+  agents.make("alphabeta", env, depth=12, width=2, prior=_index_prior)

@@ -180,4 +180,4 @@ def test_network_alphabeta_against_opponents(run_dir, capsys):
   assert "ab-d2w3(tic_tac_toe:" in (run_dir / "eval.md").read_text()
   err = _error(capsys, ["--checkpoint", str(run_dir), "--opponents", "random", "--games", "2",
                         "--alphabeta", "12"])
-  assert "depth must be in 1..8 with a width" in err
+  assert "depth must be in 1..8 with 8 actions searched a node" in err

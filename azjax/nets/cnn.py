@@ -44,15 +44,10 @@ class CNN(nn.Module):
     for i in range(self.blocks):
       x = nn.relu(conv(f"conv_{i}")(x))
       x = layers.sow(self, f"block_{i}", x)
-    logits, policy_trunk = layers.PolicyHead(
-        self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=False,
-        dtype=self.dtype, conv_impl=self.conv_impl, name="policy_head")(x, train=train)
-    layers.sow(self, "policy_trunk", policy_trunk)
-    value, value_trunk = layers.ValueHead(
-        self.value_hidden, pool=self.policy_head == "conv", use_bn=False, dtype=self.dtype,
-        conv_impl=self.conv_impl, name="value_head")(x, train=train)
-    layers.sow(self, "value_trunk", value_trunk)
-    return logits.astype(jnp.float32), value.astype(jnp.float32)
+    return layers.board_heads(
+        self, x, train=train, num_actions=self.num_actions, policy_head=self.policy_head,
+        conv_planes=self.channels, value_hidden=self.value_hidden, use_bn=False,
+        dtype=self.dtype, conv_impl=self.conv_impl)
 
 
 def layer_names(config: NetConfig) -> list[str]:

@@ -194,3 +194,22 @@ def sow(module: nn.Module, name: str, x: Array) -> Array:
   module.sow("intermediates", name, x.astype(jnp.float32),
              init_fn=lambda: None, reduce_fn=lambda _, new: new)
   return x
+
+
+def board_heads(module: nn.Module, x: Array, *, train: bool, num_actions: int,
+                policy_head: str, conv_planes: int, value_hidden: int, use_bn: bool,
+                dtype: Dtype, conv_impl: str) -> tuple[Array, Array]:
+  """The policy and value heads of a convolutional body `x [B, R, C, F]`, created in
+  `module`'s scope as "policy_head" and "value_head" (call it from its compact `__call__`),
+  their trunks sown as "policy_trunk" and "value_trunk". The value head pools over the board
+  with the fully convolutional ("conv") policy head. Returns float32 `(logits [B, A],
+  value [B])`."""
+  logits, policy_trunk = PolicyHead(
+      num_actions, kind=policy_head, conv_planes=conv_planes, use_bn=use_bn, dtype=dtype,
+      conv_impl=conv_impl, name="policy_head")(x, train=train)
+  sow(module, "policy_trunk", policy_trunk)
+  value, value_trunk = ValueHead(
+      value_hidden, pool=policy_head == "conv", use_bn=use_bn, dtype=dtype,
+      conv_impl=conv_impl, name="value_head")(x, train=train)
+  sow(module, "value_trunk", value_trunk)
+  return logits.astype(jnp.float32), value.astype(jnp.float32)

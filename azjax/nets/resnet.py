@@ -70,15 +70,10 @@ class ResNet(nn.Module):
       x = ResidualBlock(self.channels, self.se_ratio, self.dtype, self.conv_impl,
                         name=f"res_block_{i}")(x, train=train)
       x = layers.sow(self, f"block_{i}", x)
-    logits, policy_trunk = layers.PolicyHead(
-        self.num_actions, kind=self.policy_head, conv_planes=self.channels, use_bn=True,
-        dtype=self.dtype, conv_impl=self.conv_impl, name="policy_head")(x, train=train)
-    layers.sow(self, "policy_trunk", policy_trunk)
-    value, value_trunk = layers.ValueHead(
-        self.value_hidden, pool=self.policy_head == "conv", use_bn=True, dtype=self.dtype,
-        conv_impl=self.conv_impl, name="value_head")(x, train=train)
-    layers.sow(self, "value_trunk", value_trunk)
-    return logits.astype(jnp.float32), value.astype(jnp.float32)
+    return layers.board_heads(
+        self, x, train=train, num_actions=self.num_actions, policy_head=self.policy_head,
+        conv_planes=self.channels, value_hidden=self.value_hidden, use_bn=True,
+        dtype=self.dtype, conv_impl=self.conv_impl)
 
 
 def layer_names(config: NetConfig) -> list[str]:

@@ -6,8 +6,9 @@ three things defined here:
 * **Engines**: the computer players. `Engine.analyse(state, key)` runs the agent's search on one
   position and returns an `Analysis`: the move it plays, its value estimate from its own side,
   and its top moves with visit shares, so a person sees *why* it played what it played. Engines
-  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "random") by an
-  `EngineFactory`, which caches them, so a new game against the same engine compiles nothing.
+  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "azab:3", "random")
+  by an `EngineFactory`, which caches them, so a new game against the same engine compiles
+  nothing.
 * **Session**: one game. Every position is kept, so undo is a truncation; moves typed by a
   person are parsed and checked before anything is stepped (in azjax an illegal action is a
   loss for the mover, not an error, so a typo must never reach `env.step`); checkers jumps may
@@ -154,8 +155,9 @@ class Analysis:
 
   `value_kind` says what `value` measures: "value" is an expected outcome in [-1, 1] (win +1,
   draw 0, loss -1), from a network or from random playouts; "score" is alpha-beta's
-  hand-written evaluation (material and advancement; +-1000 means a forced win or loss);
-  None means the engine has no opinion (random play).
+  evaluation (hand-written, material and advancement; or the network's value, in [-1, 1]
+  for azab), +-1000 meaning a forced win or loss; None means the engine has no opinion
+  (random play).
   """
 
   action: int
@@ -240,7 +242,7 @@ class Engine:
 
   Attributes:
     name: label for people and records, e.g. "az-gumbel64 (results/breakthrough_cpu)".
-    kind: "az", "mcts", "alphabeta" or "random".
+    kind: "az", "mcts", "alphabeta", "azab" or "random".
     thinking: what it does on each move, for the "is thinking" line.
     analyse_fn: `(state, key) -> Analysis` for one live, unbatched state.
   """
@@ -297,26 +299,50 @@ def _mcts_engine(env: base.Game, simulations: int) -> Engine:
                 f"running {simulations} UCT simulations with random playouts", analyse)
 
 
-def _alphabeta_engine(env: base.Game, depth: int) -> Engine:
+def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
+                      label: str | None = None) -> Engine:
+  """Full-width alpha-beta with the hand-written evaluation, or, with `network` (`(model,
+  variables)`), the network's alpha-beta: its policy picks `NETWORK_ALPHABETA_WIDTH` moves a
+  node and its value scores the leaves (`azjax.alphabeta.make_network_alphabeta`)."""
   from azjax.agents import argmax_random_tie
-  from azjax.alphabeta import EVALUATIONS, child_values, zero_evaluation
+  from azjax.alphabeta import EVALUATIONS, child_values, network_functions, zero_evaluation
 
-  evaluation = EVALUATIONS.get(env.name, zero_evaluation)
+  if network is None:
+    evaluation, prior, width = EVALUATIONS.get(env.name, zero_evaluation), None, None
+  else:
+    evaluation, prior = network_functions(*network)
+    width = NETWORK_ALPHABETA_WIDTH
 
   @jax.jit
   def search(state, key):
-    values = child_values(env, state, depth, evaluation)
+    values = child_values(env, state, depth, evaluation, prior=prior, width=width)
     return argmax_random_tie(key, values), values
+
+  method = f"depth-{depth} minimax" + ("" if network is None else
+                                       f" over the network's {width} best moves a node")
 
   def analyse(state, key):
     action, values = jax.device_get(search(state, key))
     action = int(action)
     return Analysis(action, env.action_to_move(state, action), float(values[action]), "score",
-                    _top_moves(env, state, action, values, None, values),
-                    f"depth-{depth} minimax")
+                    _top_moves(env, state, action, values, None, values), method)
 
-  return Engine(f"alphabeta-d{depth}", "alphabeta",
-                f"searching every line {depth} plies deep", analyse)
+  if network is None:
+    return Engine(f"alphabeta-d{depth}", "alphabeta",
+                  f"searching every line {depth} plies deep", analyse)
+  return Engine(f"azab-d{depth}w{width} [{label}]", "azab",
+                f"searching the network's {width} best moves a node {depth} plies deep, "
+                "scoring the leaves with its value", analyse)
+
+
+def _load_network(env: base.Game, run_dir: str) -> tuple:
+  """`(model, variables)` of the trained network of `run_dir`."""
+  from azjax import checkpoint, nets
+
+  config = checkpoint.read_config(run_dir)
+  model = nets.make(config.net_config(), env.num_actions)
+  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
+  return model, checkpoint.load_model(run_dir, abstract)
 
 
 def _az_engine(env: base.Game, run_dir: str, simulations: int,
@@ -332,9 +358,7 @@ def _az_engine(env: base.Game, run_dir: str, simulations: int,
   from azjax.search import make_recurrent_fn
 
   config = checkpoint.read_config(run_dir)
-  model = nets.make(config.net_config(), env.num_actions)
-  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
-  variables = checkpoint.load_model(run_dir, abstract)
+  model, variables = _load_network(env, run_dir)
   algorithm = algorithm or config.search
 
   def eval_fn(v, observation):
@@ -385,24 +409,27 @@ def _az_engine(env: base.Game, run_dir: str, simulations: int,
 
 @dataclasses.dataclass(frozen=True)
 class EngineSpec:
-  """A parsed engine spec: "az", "az:128", "mcts:400", "alphabeta:3", "random", "human"."""
+  """A parsed engine spec: "az", "az:128", "mcts:400", "alphabeta:3", "azab:3", "random",
+  "human". "azab" is alpha-beta with the trained network as its evaluation."""
 
   kind: str
-  strength: int | None = None  # simulations (az, mcts) or depth (alphabeta)
+  strength: int | None = None  # simulations (az, mcts) or depth (alphabeta, azab)
 
-  KINDS = ("az", "mcts", "alphabeta", "random", "human")
+  KINDS = ("az", "mcts", "alphabeta", "azab", "random", "human")
+  NETWORK_KINDS = ("az", "azab")  # need a trained agent
 
   @classmethod
   def parse(cls, text: str) -> "EngineSpec":
     kind, _, number = text.strip().lower().partition(":")
     if kind not in cls.KINDS:
       raise ValueError(f"unknown opponent {text!r}; use one of: {', '.join(cls.KINDS)} "
-                       "(az, mcts and alphabeta take a strength, e.g. mcts:400, alphabeta:3)")
+                       "(az, mcts, alphabeta and azab take a strength, e.g. mcts:400, "
+                       "alphabeta:3)")
     if not number:
       return cls(kind)
     if kind in ("random", "human") or not number.isdigit() or int(number) < 1:
-      raise ValueError(f"bad opponent {text!r}: only az:N, mcts:N (simulations) and "
-                       "alphabeta:N (depth) take a positive number")
+      raise ValueError(f"bad opponent {text!r}: only az:N, mcts:N (simulations), "
+                       "alphabeta:N and azab:N (depth) take a positive number")
     return cls(kind, int(number))
 
   def __str__(self) -> str:
@@ -410,7 +437,8 @@ class EngineSpec:
 
 
 DEFAULT_SIMULATIONS = {"az": 64, "mcts": 1000}
-DEFAULT_DEPTH = 2
+DEFAULT_DEPTH = {"alphabeta": 2, "azab": 3}
+NETWORK_ALPHABETA_WIDTH = 8  # azab: the moves searched a node, the network policy's best
 
 
 class EngineFactory:
@@ -438,18 +466,20 @@ class EngineFactory:
     if spec.kind in ("az", "mcts"):
       strength = (spec.strength or simulations or self.simulations
                   or DEFAULT_SIMULATIONS[spec.kind])
-    elif spec.kind == "alphabeta":
+    elif spec.kind in ("alphabeta", "azab"):
       from azjax.alphabeta import check_depth
 
-      strength = check_depth(env.num_actions, spec.strength or depth or self.depth
-                             or DEFAULT_DEPTH)
+      strength = check_depth(
+          env.num_actions, spec.strength or depth or self.depth or DEFAULT_DEPTH[spec.kind],
+          NETWORK_ALPHABETA_WIDTH if spec.kind == "azab" else None)
     else:
       strength = None
-    if spec.kind == "az" and run_dir is None:
+    if spec.kind in EngineSpec.NETWORK_KINDS and run_dir is None:
       raise ValueError(f"no trained agent for {describe_game(env)}: pass --checkpoint DIR, "
                        f"or train one (python -m experiments.{env.name}), or choose another "
                        "opponent (mcts, alphabeta, random)")
-    key = (_env_key(env), spec.kind, strength, str(run_dir) if spec.kind == "az" else None)
+    key = (_env_key(env), spec.kind, strength,
+           str(run_dir) if spec.kind in EngineSpec.NETWORK_KINDS else None)
     if key not in self._cache:
       if spec.kind == "random":
         engine = _random_engine(env)
@@ -457,6 +487,9 @@ class EngineFactory:
         engine = _mcts_engine(env, strength)
       elif spec.kind == "alphabeta":
         engine = _alphabeta_engine(env, strength)
+      elif spec.kind == "azab":
+        engine = _alphabeta_engine(env, strength, _load_network(env, str(run_dir)),
+                                   label=_relative(Path(run_dir)))
       else:
         engine = _az_engine(env, str(run_dir), strength, label=_relative(Path(run_dir)))
       self._cache[key] = engine
@@ -529,7 +562,7 @@ class Setup:
   Attributes:
     env: the game.
     players: spec of player 0 and player 1 ("human" for a person).
-    run_dir: the trained agent's run directory, if any side is "az".
+    run_dir: the trained agent's run directory, if any side is "az" or "azab".
     notes: lines explaining choices made for the user (board size, default opponent).
   """
 
@@ -585,8 +618,8 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
   specs = [EngineSpec.parse(p) if p else None for p in players]
   opponent_spec = EngineSpec.parse(opponent) if opponent else None
-  wants_az = (opponent_spec is None or opponent_spec.kind == "az"
-              or any(s is not None and s.kind == "az" for s in specs))
+  wants_az = (opponent_spec is None or opponent_spec.kind in EngineSpec.NETWORK_KINDS
+              or any(s is not None and s.kind in EngineSpec.NETWORK_KINDS for s in specs))
   if run_dir is None and wants_az:
     run_dir = find_checkpoint(game, rows, cols)
     if run_dir is not None:
@@ -614,7 +647,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     me = parse_color(game, color)
     default = (human, opponent_spec) if me == 0 else (opponent_spec, human)
   final = tuple(s if s is not None else d for s, d in zip(specs, default))
-  if any(s.kind == "az" for s in final) and run_dir is None:
+  if any(s.kind in EngineSpec.NETWORK_KINDS for s in final) and run_dir is None:
     raise ValueError(f"no trained agent for {describe_game(env)} in results/: pass "
                      f"--checkpoint DIR, train one (python -m experiments.{game}), or choose "
                      "another opponent (mcts, alphabeta, random)")

@@ -38,7 +38,7 @@ from azjax import games, play, render
 STATIC_DIR = Path(__file__).resolve().parent / "webui"
 _CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                   ".css": "text/css; charset=utf-8"}
-OPPONENTS = ("az", "mcts", "alphabeta", "random", "human")
+OPPONENTS = ("az", "mcts", "alphabeta", "azab", "random", "human")
 
 
 @dataclasses.dataclass

@@ -45,12 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--checkpoint", default=None, metavar="DIR",
                       help="a trained run directory (default: the one in results/ for the game)")
   parser.add_argument("--opponent", default=None, metavar="SPEC",
-                      help="az, mcts, alphabeta, random or human, optionally with a strength: "
-                      "az:128, mcts:400 (simulations), alphabeta:3 (depth). Default: the "
-                      "trained agent if results/ has one, else mcts")
+                      help="az, mcts, alphabeta, azab (alpha-beta with the trained network), "
+                      "random or human, optionally with a strength: az:128, mcts:400 "
+                      "(simulations), alphabeta:3, azab:3 (depth). Default: the trained agent "
+                      "if results/ has one, else mcts")
   parser.add_argument("--sims", type=int, default=None,
                       help="simulations per move for az (default 64) and mcts (default 1000)")
-  parser.add_argument("--depth", type=int, default=None, help="alphabeta depth (default 2)")
+  parser.add_argument("--depth", type=int, default=None,
+                      help="alphabeta depth (default 2), azab depth (default 3)")
   parser.add_argument("--color", default="white",
                       help="your side: white (moves first) or black; also the game's own "
                       "colours (checkers red/black, connect four red/yellow, tic-tac-toe x/o)")

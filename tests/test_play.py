@@ -63,6 +63,7 @@ def test_rules_and_colours():
 def test_engine_specs():
   assert play.EngineSpec.parse("mcts:400") == play.EngineSpec("mcts", 400)
   assert play.EngineSpec.parse("AZ") == play.EngineSpec("az")
+  assert play.EngineSpec.parse("azab:3") == play.EngineSpec("azab", 3)
   for bad in ("gnugo", "random:3", "mcts:0", "mcts:x"):
     with pytest.raises(ValueError):
       play.EngineSpec.parse(bad)
@@ -174,7 +175,7 @@ def test_undo_takes_back_the_reply_too(bt5, factory):
 TTT_WIN_IN_ONE = "a1 a2 b1 b2"  # X to move; c1 wins
 
 
-@pytest.mark.parametrize("spec", ["az:16", "mcts:200", "alphabeta:2", "random"])
+@pytest.mark.parametrize("spec", ["az:16", "mcts:200", "alphabeta:2", "azab:2", "random"])
 def test_engines_explain_their_moves(spec, factory):
   env = games.make("tic_tac_toe")
   run_dir = REPO / "results" / "tic_tac_toe"
@@ -192,7 +193,7 @@ def test_engines_explain_their_moves(spec, factory):
     return
   assert analysis.move == "c1", text  # every searching engine finds the win in one
   assert analysis.top[0].move == "c1"
-  if spec.startswith("alphabeta"):
+  if spec.startswith(("alphabeta", "azab")):
     assert analysis.value_kind == "score" and "wins in 1 plies" in text
   else:
     assert analysis.value_kind == "value" and 0.5 < analysis.value <= 1.0
@@ -250,6 +251,10 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
     play.resolve_setup(checkpoint=str(run), rows=8)
   with pytest.raises(ValueError, match="no trained agent for breakthrough 7x7"):
     play.resolve_setup("breakthrough", rows=7, cols=7, opponent="az")
+  with pytest.raises(ValueError, match="no trained agent for breakthrough 7x7"):
+    play.resolve_setup("breakthrough", rows=7, cols=7, opponent="azab:2")
+  azab = play.resolve_setup("breakthrough", opponent="azab")  # finds the trained agent
+  assert azab.players[1] == play.EngineSpec("azab") and azab.run_dir == run
 
 
 def test_the_repository_results_give_a_default_opponent(monkeypatch):

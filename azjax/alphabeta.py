@@ -270,11 +270,13 @@ def network_functions(model: Any, variables: Any) -> tuple[Evaluation, Prior]:
 
 def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth: int = 2,
                            width: int | None = 8, name: str | None = None,
-                           max_leaves: int = 1 << 16) -> Agent:
+                           max_leaves: int = 1 << 14) -> Agent:
   """Alpha-beta with a learned evaluation: the network's value scores the leaves and, when
   `width` is set, its policy picks the `width` actions searched at every node (a node then
   costs one forward pass; a move `1 + width + ... + width**depth`). `width=None` searches
-  every action (small games). `max_leaves` bounds the leaves searched at once (memory)."""
+  every action (small games). `max_leaves` bounds the leaves searched at once: each is a
+  forward pass, whose activations (`channels x squares` floats a layer, 128 KB for a ResNet
+  128 on 8x8) are what fills memory."""
   evaluation, prior = network_functions(model, variables)
   return make_alphabeta(env, depth=depth, evaluation=evaluation, max_leaves=max_leaves,
                         prior=None if width is None else prior, width=width, name=name)

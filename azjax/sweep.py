@@ -862,8 +862,9 @@ def write_summary(sweep_dir: Path, results: Sequence[RunResult], timings: Sequen
     note = f" ({diverged} diverged)" if diverged else ""
     lines.append(f"| {i + 1} | {s}{note} | {len(runs)} | " + " | ".join(cells)
                  + f" | {pl:.3f} | {vl:.3f} |")
-  lines += ["", "| group | runs | vmapped on | iterations | first iteration (compile) "
-            "| s / iteration |", "|---|---|---|---|---|---|"]
+  if timings:  # (`--summarize` of an existing sweep has none)
+    lines += ["", "| group | runs | vmapped on | iterations | first iteration (compile) "
+              "| s / iteration |", "|---|---|---|---|---|---|"]
   for i, t in enumerate(timings):
     lines.append(f"| {i + 1} | {t.runs} | {t.mesh} | {t.iterations} | {t.compile_seconds:.1f} s "
                  f"| {t.seconds_per_iteration:.3f} |")

@@ -335,13 +335,12 @@ def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
                 "scoring the leaves with its value", analyse)
 
 
-def _load_network(env: base.Game, run_dir: str) -> tuple:
-  """`(model, variables)` of the trained network of `run_dir`."""
-  from azjax import checkpoint, nets
+def _load_network(run_dir: str) -> tuple:
+  """`(model, variables)` of the trained network of `run_dir`, computing in float32 on a CPU as
+  `azjax.agents.load` does (XLA:CPU emulates bfloat16 convolutions)."""
+  from azjax import agents, checkpoint
 
-  config = checkpoint.read_config(run_dir)
-  model = nets.make(config.net_config(), env.num_actions)
-  abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
+  _, _, model, abstract = agents.load_network(run_dir)
   return model, checkpoint.load_model(run_dir, abstract)
 
 
@@ -358,7 +357,7 @@ def _az_engine(env: base.Game, run_dir: str, simulations: int,
   from azjax.search import make_recurrent_fn
 
   config = checkpoint.read_config(run_dir)
-  model, variables = _load_network(env, run_dir)
+  model, variables = _load_network(run_dir)
   algorithm = algorithm or config.search
 
   def eval_fn(v, observation):
@@ -488,7 +487,7 @@ class EngineFactory:
       elif spec.kind == "alphabeta":
         engine = _alphabeta_engine(env, strength)
       elif spec.kind == "azab":
-        engine = _alphabeta_engine(env, strength, _load_network(env, str(run_dir)),
+        engine = _alphabeta_engine(env, strength, _load_network(str(run_dir)),
                                    label=_relative(Path(run_dir)))
       else:
         engine = _az_engine(env, str(run_dir), strength, label=_relative(Path(run_dir)))

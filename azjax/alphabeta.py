@@ -283,5 +283,5 @@ def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth:
 
 
 __all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "check_depth",
-           "checkers_evaluation", "child_values", "make_alphabeta", "make_network_alphabeta", "network_functions",
-           "search_values", "zero_evaluation"]
+           "checkers_evaluation", "child_values", "make_alphabeta", "make_network_alphabeta",
+           "network_functions", "search_values", "zero_evaluation"]

@@ -336,12 +336,12 @@ def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
 
 
 def _load_network(run_dir: str) -> tuple:
-  """`(model, variables)` of the trained network of `run_dir`, computing in float32 on a CPU as
-  `azjax.agents.load` does (XLA:CPU emulates bfloat16 convolutions)."""
+  """`(config, model, variables)` of the trained network of `run_dir`, computing in float32 on
+  a CPU as `azjax.agents.load` does (XLA:CPU emulates bfloat16 convolutions)."""
   from azjax import agents, checkpoint
 
-  _, _, model, abstract = agents.load_network(run_dir)
-  return model, checkpoint.load_model(run_dir, abstract)
+  config, _, model, abstract = agents.load_network(run_dir)
+  return config, model, checkpoint.load_model(run_dir, abstract)
 
 
 def _az_engine(env: base.Game, run_dir: str, simulations: int,
@@ -353,11 +353,10 @@ def _az_engine(env: base.Game, run_dir: str, simulations: int,
   """
   import mctx
 
-  from azjax import checkpoint, nets
+  from azjax import nets
   from azjax.search import make_recurrent_fn
 
-  config = checkpoint.read_config(run_dir)
-  model, variables = _load_network(run_dir)
+  config, model, variables = _load_network(run_dir)
   algorithm = algorithm or config.search
 
   def eval_fn(v, observation):
@@ -487,7 +486,7 @@ class EngineFactory:
       elif spec.kind == "alphabeta":
         engine = _alphabeta_engine(env, strength)
       elif spec.kind == "azab":
-        engine = _alphabeta_engine(env, strength, _load_network(str(run_dir)),
+        engine = _alphabeta_engine(env, strength, _load_network(str(run_dir))[1:],
                                    label=_relative(Path(run_dir)))
       else:
         engine = _az_engine(env, str(run_dir), strength, label=_relative(Path(run_dir)))

@@ -7,8 +7,9 @@
 Plays the same colour-balanced match twice: one game after another (`play_game`, the agent
 searching one board at a time), then all games side by side (`play_games`, one batched search
 per ply over the boards where the agent is to move). The agent and the game's batched init and
-step are compiled for every batch size first, so the times are play only. The bots are seeded alike; the agent's random stream is not,
-so the two scores may differ by chance. Needs the open-spiel extra.
+step are compiled for every batch size first, so the times are play only. The bots are seeded
+alike; the agent's random stream is not, so the two scores may differ by chance. Needs the
+open-spiel extra.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from azjax import replay
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
 from azjax.config import CONFIG_FILE, read_config, write_config  # noqa: F401
@@ -76,28 +77,49 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
       raise
   restored = mngr.restore(step, args=ocp.args.Composite(
       state=ocp.args.StandardRestore(older), meta=ocp.args.JsonRestore()))
+  state = dict(restored.state)
+  if isinstance(older["selfplay"].buffer, dict):
+    buffer = replay.from_flat_layout(state["selfplay"].buffer, target.selfplay.buffer)
+    buffer = jax.tree.map(_place_like, buffer, target.selfplay.buffer)
+    state["selfplay"] = state["selfplay"].replace(buffer=buffer)
   missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
-  return type(abstract_state)(**restored.state, **missing), restored.meta
+  return type(abstract_state)(**state, **missing), restored.meta
+
+
+def _place_like(x: jax.Array, like: Any) -> jax.Array:
+  sharding = getattr(like, "sharding", None)
+  return x if sharding is None else jax.device_put(x, sharding)
 
 
 def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> dict | None:
-  """For a checkpoint written before some empty fields of the state existed (the gating
-  network, `{}` without gating): the target's fields that are on disk, as a dict; None when
-  that is not the mismatch (a missing field that holds arrays cannot be made up)."""
+  """For a checkpoint an older azjax wrote, the target's fields as on disk (a dict); None when
+  the mismatch is not one of these two:
+
+  - fields of the state added since that are empty (the gating network, `{}` without gating);
+  - the replay buffer as one flat ring of rows (`replay.flat_layout`), before its `[T, B]`
+    layout: restored into that shape, then laid out anew.
+
+  A missing field that holds arrays cannot be made up.
+  """
   if not dataclasses.is_dataclass(target):
     return None
   absl = logging.getLogger("absl")
   level = absl.level
   absl.setLevel(logging.ERROR)  # item_metadata warns of each item it is given no handler for
   try:
-    saved = set(mngr.item_metadata(step)["state"].keys())
+    saved = mngr.item_metadata(step)["state"]
   finally:
     absl.setLevel(level)
   fields = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
-  missing = [name for name in fields if name not in saved]
-  if not missing or any(fields[name] != {} for name in missing):
+  missing = [name for name in fields if name not in saved.keys()]
+  if any(fields[name] != {} for name in missing):
     return None
-  return {name: value for name, value in fields.items() if name in saved}
+  older = {name: value for name, value in fields.items() if name in saved.keys()}
+  flat_buffer = "game" in saved.get("selfplay", {}).get("buffer", {})
+  if flat_buffer:
+    sp = older["selfplay"]
+    older["selfplay"] = sp.replace(buffer=replay.flat_layout(sp.buffer))
+  return older if missing or flat_buffer else None
 
 
 def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = None) -> Path:

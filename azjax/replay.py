@@ -1,10 +1,16 @@
 """A fixed-size replay buffer that lives on the device.
 
 Positions are written the moment they are searched, before their game has ended, and their value
-target is filled in when it ends: each row remembers which game slot (`game`) and which game in
-that slot (`episode`) it came from. Only rows with a known outcome (`has_target`) are sampled, so
-no value target is ever faked or bootstrapped. Rows are written in blocks of `B` (the self-play
-batch) into a ring of `N` rows, `N` a multiple of `B`.
+target is filled in when it ends: each row remembers which game of its slot (`episode`) it came
+from. Only rows with a known outcome (`has_target`) are sampled, so no value target is ever faked
+or bootstrapped.
+
+Layout: `[T, B]`, one block of `B` rows (one per self-play slot) per move, in a ring of `T`
+blocks (`N = T * B` rows). Column `b` only ever holds slot `b`'s positions, so when the slots are
+split over devices (`azjax/sharding.py` splits axis 1 with the games) every device writes, and
+fills in the outcomes of, its own games' rows: self-play sends nothing between devices. A flat
+`[N]` ring split into contiguous rows would put each move's block on one device and make XLA
+gather the whole buffer onto every device at every move. Row-major, `[T, B]` is that flat ring.
 """
 
 from __future__ import annotations
@@ -16,42 +22,46 @@ import jax.numpy as jnp
 
 @chex.dataclass(frozen=True)
 class ReplayBuffer:
-  observation: chex.Array  # [N, R, C, P] float32: network input, mover's side
-  policy: chex.Array  # [N, A] float32: the search's action weights (the policy target)
-  legal_mask: chex.Array  # [N, A] bool
-  value: chex.Array  # [N] float32: the game's outcome from the mover's side (once known)
-  player: chex.Array  # [N] int32: the player to move
-  game: chex.Array  # [N] int32: the self-play slot the position came from
-  episode: chex.Array  # [N] int32: which game of that slot
-  has_target: chex.Array  # [N] bool: the outcome is known (the row may be sampled)
-  pointer: chex.Array  # [] int32: the next row to write
+  observation: chex.Array  # [T, B, R, C, P] float32: network input, mover's side
+  policy: chex.Array  # [T, B, A] float32: the search's action weights (the policy target)
+  legal_mask: chex.Array  # [T, B, A] bool
+  value: chex.Array  # [T, B] float32: the game's outcome from the mover's side (once known)
+  player: chex.Array  # [T, B] int32: the player to move
+  episode: chex.Array  # [T, B] int32: which game of the row's slot (column); -1: never written
+  has_target: chex.Array  # [T, B] bool: the outcome is known (the row may be sampled)
+  pointer: chex.Array  # [] int32: the next block to write
 
   @property
   def capacity(self) -> int:
-    return self.value.shape[0]
+    """`N = T * B` rows."""
+    return self.value.shape[0] * self.value.shape[1]
 
   @property
   def num_targets(self) -> chex.Array:
     return jnp.sum(self.has_target, dtype=jnp.int32)
 
 
-def init(capacity: int, observation_shape: tuple[int, ...], num_actions: int) -> ReplayBuffer:
+def init(capacity: int, batch: int, observation_shape: tuple[int, ...],
+         num_actions: int) -> ReplayBuffer:
+  """An empty buffer of `capacity` rows for `batch` self-play slots (`capacity % batch == 0`)."""
+  if capacity % batch:
+    raise ValueError(f"replay capacity {capacity} is not a multiple of the batch {batch}")
+  rows = (capacity // batch, batch)
   return ReplayBuffer(
-      observation=jnp.zeros((capacity,) + tuple(observation_shape), jnp.float32),
-      policy=jnp.zeros((capacity, num_actions), jnp.float32),
-      legal_mask=jnp.zeros((capacity, num_actions), jnp.bool_),
-      value=jnp.zeros(capacity, jnp.float32),
-      player=jnp.zeros(capacity, jnp.int32),
-      game=jnp.full(capacity, -1, jnp.int32),
-      episode=jnp.full(capacity, -1, jnp.int32),
-      has_target=jnp.zeros(capacity, jnp.bool_),
+      observation=jnp.zeros(rows + tuple(observation_shape), jnp.float32),
+      policy=jnp.zeros(rows + (num_actions,), jnp.float32),
+      legal_mask=jnp.zeros(rows + (num_actions,), jnp.bool_),
+      value=jnp.zeros(rows, jnp.float32),
+      player=jnp.zeros(rows, jnp.int32),
+      episode=jnp.full(rows, -1, jnp.int32),
+      has_target=jnp.zeros(rows, jnp.bool_),
       pointer=jnp.int32(0),
   )
 
 
 def add(buffer: ReplayBuffer, observation: chex.Array, policy: chex.Array, legal_mask: chex.Array,
         player: chex.Array, episode: chex.Array) -> ReplayBuffer:
-  """Writes one position per self-play slot (a block of `B` rows), outcome unknown.
+  """Writes one position per self-play slot (the block at `pointer`), outcome unknown.
 
   Args:
     buffer: the buffer.
@@ -61,22 +71,21 @@ def add(buffer: ReplayBuffer, observation: chex.Array, policy: chex.Array, legal
     player: `[B]` the mover.
     episode: `[B]` the game number of each slot.
   """
-  batch = player.shape[0]
   start = buffer.pointer
 
   def put(dst, src):
-    return jax.lax.dynamic_update_slice_in_dim(dst, src.astype(dst.dtype), start, axis=0)
+    # Along the block axis only: each slot's row stays in its column (and on its device).
+    return jax.lax.dynamic_update_slice_in_dim(dst, src.astype(dst.dtype)[None], start, axis=0)
 
   return buffer.replace(
       observation=put(buffer.observation, observation),
       policy=put(buffer.policy, policy),
       legal_mask=put(buffer.legal_mask, legal_mask),
-      value=put(buffer.value, jnp.zeros(batch)),
+      value=put(buffer.value, jnp.zeros_like(player, jnp.float32)),
       player=put(buffer.player, player),
-      game=put(buffer.game, jnp.arange(batch, dtype=jnp.int32)),
       episode=put(buffer.episode, episode),
-      has_target=put(buffer.has_target, jnp.zeros(batch, jnp.bool_)),
-      pointer=(start + batch) % buffer.capacity,
+      has_target=put(buffer.has_target, jnp.zeros_like(player, jnp.bool_)),
+      pointer=(start + 1) % buffer.value.shape[0],
   )
 
 
@@ -90,9 +99,10 @@ def assign_outcomes(buffer: ReplayBuffer, ended: chex.Array, episode: chex.Array
     episode: `[B]` the number of the game that ended in each slot.
     final_rewards: `[B, 2]` the rewards of the final transition, i.e. the outcome for each player.
   """
-  slot = jnp.maximum(buffer.game, 0)  # -1 marks a never-written row; has_target stays False.
-  hit = (buffer.game >= 0) & ended[slot] & (buffer.episode == episode[slot]) & ~buffer.has_target
-  outcome = jnp.where(buffer.player == 0, final_rewards[slot, 0], final_rewards[slot, 1])
+  # Column b is slot b, so every test below is elementwise against a [B] row broadcast over the
+  # T blocks. A never-written row's episode (-1) matches no slot's (>= 0).
+  hit = ended & (buffer.episode == episode) & ~buffer.has_target
+  outcome = jnp.where(buffer.player == 0, final_rewards[:, 0], final_rewards[:, 1])
   return buffer.replace(
       value=jnp.where(hit, outcome, buffer.value),
       has_target=buffer.has_target | hit,
@@ -110,9 +120,36 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
     `(observation [*shape, R, C, P], policy [*shape, A], legal_mask [*shape, A], value [*shape])`.
   """
   shape = (shape,) if isinstance(shape, int) else tuple(shape)
-  weights = buffer.has_target.astype(jnp.float32)
+  weights = buffer.has_target.reshape(-1).astype(jnp.float32)
   # With no target yet every row is equally likely (the caller does not train on that batch).
   weights = jnp.where(jnp.any(buffer.has_target), weights, 1.0)
-  index = jax.random.choice(key, buffer.capacity, shape, p=weights / weights.sum())
-  return (buffer.observation[index], buffer.policy[index], buffer.legal_mask[index],
-          buffer.value[index])
+  # A row of the flat (row-major) ring, then its block and column.
+  block, column = jnp.divmod(
+      jax.random.choice(key, buffer.capacity, shape, p=weights / weights.sum()),
+      buffer.value.shape[1])
+  return (buffer.observation[block, column], buffer.policy[block, column],
+          buffer.legal_mask[block, column], buffer.value[block, column])
+
+
+def flat_layout(like: ReplayBuffer) -> dict:
+  """What an older azjax saved for a buffer shaped like `like`: one flat ring of `N` rows with a
+  `game` column (each row's slot) and a row pointer. Shapes and dtypes (a target to restore
+  into); leading axes before `[T, B]` (a sweep's `[K]`) are kept."""
+  lead = like.pointer.ndim
+
+  def flat(x):
+    return jax.ShapeDtypeStruct(x.shape[:lead] + (x.shape[lead] * x.shape[lead + 1],)
+                                + x.shape[lead + 2:], x.dtype)
+
+  fields = {name: flat(x) for name, x in like.items() if name != "pointer"}
+  return {**fields, "game": fields["episode"], "pointer": jax.ShapeDtypeStruct(
+      like.pointer.shape, like.pointer.dtype)}
+
+
+def from_flat_layout(flat: dict, like: ReplayBuffer) -> ReplayBuffer:
+  """The `[T, B]` buffer holding what `flat` (as `flat_layout`, restored) held: row-major, the
+  flat ring's row `t * B + b` is block `t`, column `b`, and that row's slot was `b` too."""
+  lead = like.pointer.ndim
+  fields = {name: jnp.reshape(flat[name], like[name].shape)
+            for name in like.keys() if name != "pointer"}
+  return ReplayBuffer(**fields, pointer=flat["pointer"] // like.value.shape[lead + 1])

@@ -43,7 +43,7 @@ def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey) -> SelfPla
   return SelfPlayState(
       games=games,
       episode=jnp.zeros(batch, jnp.int32),
-      buffer=replay.init(buffer_size, game.observation_shape, game.num_actions))
+      buffer=replay.init(buffer_size, batch, game.observation_shape, game.num_actions))
 
 
 def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variables: Any,

@@ -1,11 +1,19 @@
 """Data parallelism over many devices with `jax.sharding`: a mesh, and where each array lives.
 
 One run over `D` devices uses a 1-D mesh with axis "data": the self-play games (`[B]`) and the
-replay buffer's rows (`[N]`) are split over "data", every minibatch of the SGD loop is split
-over "data", and everything else (parameters, optimizer state, RNG key, counters) is
-replicated. The iteration is the same program as on one device; `jax.jit` with these shardings
-lets XLA's SPMD partitioner split it, and the gradient of a loss averaged over a split batch
-becomes a local gradient plus an all-reduce by itself.
+replay buffer's slot columns (`[T, B]`, see `azjax/replay.py`) are split over "data", every
+minibatch of the SGD loop is split over "data", and everything else (parameters, optimizer
+state, RNG key, counters) is replicated. The iteration is the same program as on one device;
+`jax.jit` with these shardings lets XLA's SPMD partitioner split it, and the gradient of a loss
+averaged over a split batch becomes a local gradient plus an all-reduce by itself.
+
+What crosses devices: during self-play, no position: each device searches, steps and stores its
+own games (the search adds a small all-reduce of the games' legal masks per simulation: mctx
+reads its tree at `[batch index, node]`, which XLA cannot prove local). Once an iteration: which
+rows have targets (a byte a row, gathered so that rows are drawn uniformly over every device's
+rows and a sharded run samples exactly what one device would), the sampled minibatches (an
+all-reduce of `K x b` rows) and the gradients' all-reduce. `python -m benchmarks.sharding`
+lists every collective of the compiled iteration.
 
 A sweep of `K` configurations vmapped together (`azjax.sweep`) stacks every state leaf on a
 leading `[K]` axis. Over `D` devices it uses a 2-D mesh ("configs", "data") of shape
@@ -20,6 +28,7 @@ every host, and the same mesh and shardings span them. Nothing here changes.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Sequence
 
 import jax
@@ -73,9 +82,10 @@ def state_shardings(state: Any, mesh: Mesh, *, stacked: bool = False) -> Any:
   """`NamedSharding`s for a `TrainState` (or its abstract shape): a pytree like `state`.
 
   Split over "data": every leaf of `state.selfplay.games` and `state.selfplay.episode` (their
-  axis 0 is the `B` games) and of the replay buffer (axis 0: its `N` rows), except the write
-  pointer. Replicated: the rest. With `stacked=True` each leaf has a leading `[K]`
-  configuration axis first, split over "configs" if the mesh has that axis.
+  axis 0 is the `B` games) and of the replay buffer (axis 1: its `B` slot columns; axis 0 is
+  the `T` blocks), except the write pointer. Replicated: the rest. With `stacked=True` each
+  leaf has a leading `[K]` configuration axis first, split over "configs" if the mesh has that
+  axis.
   """
   lead = _lead(mesh, stacked)
 
@@ -83,15 +93,18 @@ def state_shardings(state: Any, mesh: Mesh, *, stacked: bool = False) -> Any:
     return NamedSharding(mesh, P(*lead))
 
   def split(x):
+    return NamedSharding(mesh, P(*lead, DATA))
+
+  def split_columns(x):
     # Scalars (the buffer's write pointer) have nothing to split.
-    return NamedSharding(mesh, P(*lead, DATA) if x.ndim > len(lead) else P(*lead))
+    return NamedSharding(mesh, P(*lead, None, DATA) if x.ndim > len(lead) else P(*lead))
 
   shardings = jax.tree.map(rep, state)
   sp = state.selfplay
   return shardings.replace(selfplay=sp.replace(
       games=jax.tree.map(split, sp.games),
       episode=split(sp.episode),
-      buffer=jax.tree.map(split, sp.buffer)))
+      buffer=jax.tree.map(split_columns, sp.buffer)))
 
 
 def constrain(tree: Any, mesh: Mesh | None, *, batch_axis: int = 0) -> Any:
@@ -119,3 +132,35 @@ def describe(mesh: Mesh | None) -> str:
     return f"1 x {device.platform} ({device.device_kind})"
   axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
   return f"{mesh.devices.size} x {mesh.devices.flat[0].platform} ({axes})"
+
+
+COLLECTIVES = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter")
+_DTYPE_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "bf16": 2, "f16": 2, "s32": 4,
+                "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8}
+_COLLECTIVE = re.compile(r"= (\w+)\[([\d,]*)\]\S* (" + "|".join(COLLECTIVES) + r")(?:-start)?\(")
+
+
+def collectives(hlo: str) -> list[dict]:
+  """The cross-device operations of a compiled program, read off its HLO text.
+
+  `jax.jit(f).lower(*args).compile().as_text()` gives the text. Used by `benchmarks/sharding.py`
+  and the tests to check what a sharded iteration sends between devices.
+
+  Returns:
+    one `{"kind", "shape", "bytes", "source", "in_loop"}` per op: its result's bytes, the JAX
+    operation it came from (`op_name`), and whether that is in a `while` loop's body (a
+    self-play move, a search simulation), which runs many times per call.
+  """
+  found = []
+  for line in hlo.splitlines():
+    match = _COLLECTIVE.search(line)
+    if not match:
+      continue
+    dtype, dims, kind = match.groups()
+    size = math.prod(int(d) for d in dims.split(",") if d)
+    source = re.search(r'op_name="([^"]*)"', line)
+    source = source.group(1) if source else ""
+    found.append({"kind": kind, "shape": f"{dtype}[{dims}]",
+                  "bytes": size * _DTYPE_BYTES.get(dtype, 4), "source": source,
+                  "in_loop": "while/body" in source})
+  return found

@@ -43,15 +43,16 @@ ONE_RUN = """
 alone, metrics = train_alone(CONFIG, 2)
 assert bool(metrics["trained"])
 
-# The same run over 8 devices: 2 games and 64 buffer rows per device, parameters replicated.
+# The same run over 8 devices: 2 games and their 2 buffer columns (of 32 blocks) per device,
+# parameters replicated.
 mesh = sharding.make_mesh()
 trainer = train.Trainer.create(CONFIG, mesh=mesh)
 state, step = trainer.init(), trainer.jit_iteration()
 for _ in range(2):
   state, sharded_metrics = step(state)
 buffer = state.selfplay.buffer.observation
-assert buffer.sharding.spec == P("data"), buffer.sharding
-assert {s.data.shape[0] for s in buffer.addressable_shards} == {512 // 8}
+assert buffer.sharding.spec == P(None, "data"), buffer.sharding
+assert {s.data.shape[:2] for s in buffer.addressable_shards} == {(512 // 16, 16 // 8)}
 assert {s.data.shape[0] for s in state.selfplay.games.board.addressable_shards} == {16 // 8}
 assert all(x.sharding.is_fully_replicated for x in jax.tree.leaves(state.params))
 assert bool(sharded_metrics["trained"])
@@ -60,6 +61,15 @@ chex.assert_trees_all_equal(state.selfplay.buffer.value, alone.selfplay.buffer.v
 chex.assert_trees_all_close(state.params, alone.params, atol=1e-5, rtol=1e-4)
 chex.assert_trees_all_close(state.opt_state, alone.opt_state, atol=1e-5, rtol=1e-4)
 np.testing.assert_allclose(float(sharded_metrics["loss"]), float(metrics["loss"]), rtol=1e-5)
+
+# Self-play sends nothing between devices: per run of its loops (a move, a search simulation)
+# the compiled iteration exchanges less than one move's block of buffer rows, and nothing the
+# size of the buffer is ever gathered (a flat buffer split by rows gathered all of it per move).
+ops = sharding.collectives(step.lower(state).compile().as_text())
+rows = [x for x in jax.tree.leaves(state.selfplay.buffer) if x.ndim >= 2]
+block_bytes = sum(x.nbytes for x in rows) // rows[0].shape[0]
+assert sum(op["bytes"] for op in ops if op["in_loop"]) < block_bytes, ops
+assert max(op["bytes"] for op in ops) < buffer.nbytes // 4, ops
 
 # A batch the devices do not divide is refused before anything compiles.
 try:
@@ -91,7 +101,7 @@ states = program.init(jnp.zeros(2, jnp.int32))
 hyper = sweep.stacked_hyper(group)
 for _ in range(2):
   states, metrics = program.iteration(states, hyper)
-assert states.selfplay.buffer.observation.sharding.spec == P("configs", "data")
+assert states.selfplay.buffer.observation.sharding.spec == P("configs", None, "data")
 alone, _ = train_alone(CONFIG, 2)
 chex.assert_trees_all_close(sweep.unstack(states.params, 0), alone.params, atol=1e-5, rtol=1e-4)
 print("ok")
@@ -121,3 +131,15 @@ def test_mesh_on_this_process_devices():
   mesh = sharding.make_mesh(jax.devices()[:1], num_configs=4)
   assert mesh.axis_names == ("configs", "data") and sharding.configs_size(mesh) == 1
   assert sharding.data_size(None) == 1
+
+
+def test_collectives_read_off_hlo_text():
+  hlo = textwrap.dedent("""\
+      %all-gather.3 = f32[64,6]{1,0} all-gather(%x), metadata={op_name="f/while/body/update"}
+      %add.1 = f32[64,6]{1,0} add(%a, %b)
+      ROOT %all-reduce.2 = pred[]{} all-reduce(%y), to_apply=%or, metadata={op_name="f/gather"}
+      """)
+  ops = sharding.collectives(hlo)
+  assert [(op["kind"], op["shape"], op["bytes"], op["in_loop"]) for op in ops] == [
+      ("all-gather", "f32[64,6]", 64 * 6 * 4, True), ("all-reduce", "pred[]", 1, False)]
+  assert ops[0]["source"] == "f/while/body/update"

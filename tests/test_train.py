@@ -47,7 +47,7 @@ def test_l2_penalty_counts_kernels_only():
 
 
 def test_replay_targets_arrive_when_the_game_ends():
-  buf = replay.init(8, (1, 1, 1), 2)
+  buf = replay.init(8, 2, (1, 1, 1), 2)  # 4 blocks of 2 slots
   obs = jnp.zeros((2, 1, 1, 1))
   pol = jnp.full((2, 2), 0.5)
   mask = jnp.ones((2, 2), bool)
@@ -59,14 +59,14 @@ def test_replay_targets_arrive_when_the_game_ends():
   # Slot 1's game ends, won by player 1; slot 0 goes on.
   buf = replay.assign_outcomes(buf, jnp.array([False, True]), episode,
                                jnp.array([[0.0, 0.0], [-1.0, 1.0]]))
-  np.testing.assert_array_equal(buf.has_target[:4], [False, True, False, True])
-  np.testing.assert_allclose(buf.value[:4], [0.0, -1.0, 0.0, 1.0])
+  np.testing.assert_array_equal(buf.has_target[:2], [[False, True], [False, True]])
+  np.testing.assert_allclose(buf.value[:2], [[0.0, -1.0], [0.0, 1.0]])
   # A new game in slot 1 (episode 1) does not touch the finished rows when it ends.
   buf = replay.add(buf, obs, pol, mask, jnp.array([0, 0]), jnp.array([0, 1]))
   buf = replay.assign_outcomes(buf, jnp.array([True, True]), jnp.array([0, 1]),
                                jnp.array([[1.0, -1.0], [1.0, -1.0]]))
-  np.testing.assert_allclose(buf.value[:6], [1.0, -1.0, -1.0, 1.0, 1.0, 1.0])
-  assert bool(buf.has_target[:6].all())
+  np.testing.assert_allclose(buf.value[:3], [[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]])
+  assert bool(buf.has_target[:3].all()) and not buf.has_target[3:].any()
   # Sampling only returns rows with targets.
   buf = replay.add(buf, obs, pol, mask, jnp.array([0, 0]), jnp.array([1, 2]))
   _, _, _, values = replay.sample(buf, jax.random.key(0), 256)
@@ -74,12 +74,33 @@ def test_replay_targets_arrive_when_the_game_ends():
 
 
 def test_replay_wraps_around():
-  buf = replay.init(4, (1, 1, 1), 1)
+  buf = replay.init(4, 2, (1, 1, 1), 1)
   for step in range(3):
     buf = replay.add(buf, jnp.full((2, 1, 1, 1), step, jnp.float32), jnp.ones((2, 1)),
                      jnp.ones((2, 1), bool), jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32))
-  np.testing.assert_allclose(buf.observation[:, 0, 0, 0], [2, 2, 1, 1])
-  assert int(buf.pointer) == 2
+  np.testing.assert_allclose(buf.observation[..., 0, 0, 0], [[2, 2], [1, 1]])
+  assert int(buf.pointer) == 1
+
+
+def test_replay_samples_whole_rows_uniformly():
+  buf = replay.init(8, 2, (1, 1, 1), 2)
+  mask = jnp.ones((2, 2), bool)
+  for block in range(4):
+    row = jnp.array([2 * block, 2 * block + 1], jnp.float32)  # the flat row numbers
+    buf = replay.add(buf, row.reshape(2, 1, 1, 1), jnp.stack([row, -row], axis=1), mask,
+                     jnp.zeros(2, jnp.int32), jnp.full(2, block))
+    if block < 3:  # the last block's games go on: no targets there
+      buf = replay.assign_outcomes(buf, jnp.array([True, True]), jnp.full(2, block),
+                                   jnp.array([[1.0, -1.0], [1.0, -1.0]]))
+  obs, pol, _, value = replay.sample(buf, jax.random.key(3), (4, 1000))
+  assert obs.shape == (4, 1000, 1, 1, 1) and value.shape == (4, 1000)
+  rows = np.asarray(obs).reshape(-1)
+  # Every field of a sample comes from the same row.
+  np.testing.assert_array_equal(np.asarray(pol).reshape(-1, 2), np.stack([rows, -rows], 1))
+  np.testing.assert_array_equal(np.asarray(value).reshape(-1), 1.0)
+  # Rows 0..5 have targets: each drawn about 4000 / 6 times (binomial sd ~24); 6, 7 never.
+  counts = np.bincount(rows.astype(int), minlength=8)
+  assert counts[6:].sum() == 0 and (np.abs(counts[:6] - 4000 / 6) < 120).all(), counts
 
 
 def test_selfplay_value_targets_match_game_outcomes():
@@ -96,7 +117,7 @@ def test_selfplay_value_targets_match_game_outcomes():
   assert int(stats.moves) == 48 and int(stats.games_finished) >= 4
   for slot in range(4):
     for episode in range(int(state.episode[slot]) + 1):
-      rows = (buf.game == slot) & (buf.episode == episode)
+      rows = (np.arange(4) == slot) & (buf.episode == episode)  # column `slot`, [T, B]
       finished = episode < int(state.episode[slot])
       assert bool(buf.has_target[rows].all()) == finished
       assert not finished or bool(buf.has_target[rows].any()) or not rows.any()
@@ -224,6 +245,23 @@ def test_restores_a_checkpoint_written_before_the_gating_fields(trainer, tmp_pat
     checkpoint.restore(checkpoint.manager(tmp_path), gated)
 
 
+def test_restores_a_checkpoint_with_the_flat_replay_buffer(trainer, iteration, tmp_path):
+  """Before the `[T, B]` layout the buffer was one ring of `N` rows with a `game` column."""
+  from azjax import checkpoint
+  state, _ = iteration(trainer.init())
+  state, _ = iteration(state)
+  buf = state.selfplay.buffer
+  batch = buf.value.shape[1]
+  assert 0 < int(buf.num_targets) and int(buf.pointer) == 8  # 2 x 4 moves: a partly full ring
+  flat = {name: x.reshape((-1,) + x.shape[2:]) for name, x in buf.items() if name != "pointer"}
+  flat["game"] = jnp.where(flat["episode"] >= 0, jnp.arange(flat["value"].size) % batch, -1)
+  flat["pointer"] = buf.pointer * batch
+  old = state.replace(selfplay=state.selfplay.replace(buffer=flat))
+  checkpoint.save(checkpoint.manager(tmp_path), 2, old)
+  restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
+  chex.assert_trees_all_equal(restored, state)
+
+
 def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
   from azjax import checkpoint
   from azjax.driver import NaNLossError, train_and_evaluate
@@ -289,7 +327,7 @@ def test_value_targets_follow_the_mover_through_a_checkers_multi_jump():
       . o . . . . . .
       . . . . . . . .
   """, to_move=1)
-  buf = replay.init(4, env.observation_shape, env.num_actions)
+  buf = replay.init(4, 1, env.observation_shape, env.num_actions)  # 4 blocks of 1 slot
   players = []
   for move in ("g7f6", "c3e5", "e5g7"):
     assert not bool(state.terminated)
@@ -303,8 +341,8 @@ def test_value_targets_follow_the_mover_through_a_checkers_multi_jump():
   assert bool(state.terminated)
   buf = replay.assign_outcomes(buf, jnp.array([True]), jnp.zeros(1, jnp.int32),
                                state.rewards[None])
-  np.testing.assert_allclose(buf.value[:3], [-1.0, 1.0, 1.0])
-  assert bool(buf.has_target[:3].all()) and not bool(buf.has_target[3])
+  np.testing.assert_allclose(buf.value[:3, 0], [-1.0, 1.0, 1.0])
+  assert bool(buf.has_target[:3].all()) and not bool(buf.has_target[3, 0])
 
 
 def test_ctrl_c_checkpoints_and_stops(tmp_path):

@@ -35,6 +35,7 @@ SETTINGS = {
 }
 GAMES = {"breakthrough": dict(game="breakthrough", rows=8, cols=8),
          "breakthrough_6x6": dict(game="breakthrough", rows=6, cols=6),
+         "checkers": dict(game="checkers"),
          "connect_four": dict(game="connect_four")}
 
 
@@ -55,7 +56,7 @@ def azjax_rates(game: str, setting: dict, batch: int, dtype: str) -> dict[str, f
       selfplay_batch=batch, selfplay_steps=setting["selfplay_steps"],
       buffer_size=batch * setting["selfplay_steps"] * 2, min_buffer=0,
       train_batch=setting["train_batch"], sgd_steps=setting["sgd_steps"],
-      policy_head="conv" if game.startswith("breakthrough") else "dense", compute_dtype=dtype)
+      policy_head="dense" if game == "connect_four" else "conv", compute_dtype=dtype)
   trainer = Trainer.create(config)
   state = trainer.init()
   variables = trainer.variables(state)

@@ -137,14 +137,19 @@ def describe(mesh: Mesh | None) -> str:
 COLLECTIVES = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter")
 _DTYPE_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "bf16": 2, "f16": 2, "s32": 4,
                 "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8}
-_COLLECTIVE = re.compile(r"= (\w+)\[([\d,]*)\]\S* (" + "|".join(COLLECTIVES) + r")(?:-start)?\(")
+# `%name = TYPE op(` where TYPE is `f32[8,2]{1,0}` or a tuple `(f32[8]{0}, s32[4]{0})`, and op
+# is a collective, maybe asynchronous (`-start` ... `-done`, as on GPUs).
+_COLLECTIVE = re.compile(r"= (\(.*?\)|\S+) (" + "|".join(COLLECTIVES) + r")(-start|-done)?\(")
+_ARRAY = re.compile(r"(\w+)\[([\d,]*)\]")
 
 
 def collectives(hlo: str) -> list[dict]:
   """The cross-device operations of a compiled program, read off its HLO text.
 
   `jax.jit(f).lower(*args).compile().as_text()` gives the text. Used by `benchmarks/sharding.py`
-  and the tests to check what a sharded iteration sends between devices.
+  and the tests to check what a sharded iteration sends between devices. An asynchronous
+  collective counts once, at its `-done` (whose result is what arrives); a tuple-shaped one (XLA
+  combines small all-reduces) counts all its arrays.
 
   Returns:
     one `{"kind", "shape", "bytes", "source", "in_loop"}` per op: its result's bytes, the JAX
@@ -154,13 +159,14 @@ def collectives(hlo: str) -> list[dict]:
   found = []
   for line in hlo.splitlines():
     match = _COLLECTIVE.search(line)
-    if not match:
+    if not match or match.group(3) == "-start":
       continue
-    dtype, dims, kind = match.groups()
-    size = math.prod(int(d) for d in dims.split(",") if d)
+    arrays = _ARRAY.findall(match.group(1))
+    size = sum(math.prod(int(d) for d in dims.split(",") if d) * _DTYPE_BYTES.get(dtype, 4)
+               for dtype, dims in arrays)
     source = re.search(r'op_name="([^"]*)"', line)
     source = source.group(1) if source else ""
-    found.append({"kind": kind, "shape": f"{dtype}[{dims}]",
-                  "bytes": size * _DTYPE_BYTES.get(dtype, 4), "source": source,
-                  "in_loop": "while/body" in source})
+    found.append({"kind": match.group(2),
+                  "shape": ", ".join(f"{dtype}[{dims}]" for dtype, dims in arrays),
+                  "bytes": size, "source": source, "in_loop": "while/body" in source})
   return found

@@ -4,8 +4,8 @@
     python -m benchmarks.sharding --buffers 8192,65536 --devices 4
 
 For each replay-buffer size: the compiled iteration's collectives (all-gather, all-reduce, ...)
-read off its HLO with the bytes each one's result holds and the operation it came from, the
-collectives inside the self-play loop (run once per move) marked, then the time of one
+read off its HLO with the bytes each one's result holds and the operation it came from, those
+inside loops (run once per self-play move or search simulation) marked, then the time of one
 iteration after compilation, against the same config on one device measured in the same run.
 The data-parallel contract (`azjax/sharding.py`) is that self-play talks to no other device:
 what grows with the buffer should be nothing but a per-row sampling weight.
@@ -38,6 +38,7 @@ from azjax.config import Config  # noqa: E402
 BASE = Config(game="breakthrough", rows=6, cols=6, net="resnet", channels=16, blocks=1,
               value_hidden=16, simulations=4, selfplay_batch=64, selfplay_steps=4,
               min_buffer=1, train_batch=256, sgd_steps=2)
+
 
 def time_iteration(config: Config, mesh, iterations: int) -> tuple[float, str]:
   """Seconds of one iteration (best of `iterations`, compilation excluded) and the HLO text."""

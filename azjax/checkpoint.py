@@ -110,11 +110,12 @@ def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> 
     saved = mngr.item_metadata(step)["state"]
   finally:
     absl.setLevel(level)
+  on_disk = set(saved.keys())
   fields = {f.name: getattr(target, f.name) for f in dataclasses.fields(target)}
-  missing = [name for name in fields if name not in saved.keys()]
+  missing = [name for name in fields if name not in on_disk]
   if any(fields[name] != {} for name in missing):
     return None
-  older = {name: value for name, value in fields.items() if name in saved.keys()}
+  older = {name: value for name, value in fields.items() if name in on_disk}
   flat_buffer = "game" in saved.get("selfplay", {}).get("buffer", {})
   if flat_buffer:
     sp = older["selfplay"]

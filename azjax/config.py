@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -80,6 +81,14 @@ class Config:
   eval_mcts_simulations: int = 64  # the rollout-MCTS opponent's simulations
   checkpoint_every: int = 10  # iterations between checkpoints (also at the end and on Ctrl-C)
   seed: int = 0
+  # Learning efficiency (docs/efficiency.md compares them at equal CPU time).
+  augment: bool = False  # train on each sample under a random board symmetry of the game
+  value_target_mix: float = 0.0  # value target: (1 - m) * game outcome + m * search root value
+  # Playout cap randomisation (KataGo): with cheap_simulations > 0, a random fraction
+  # full_search_prob of the moves is searched with `simulations` and used as policy targets;
+  # the others get a cheap search of cheap_simulations and train the value only.
+  cheap_simulations: int = 0
+  full_search_prob: float = 0.25
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
@@ -111,6 +120,14 @@ class Config:
                         dirichlet_fraction=self.dirichlet_fraction, pb_c_init=self.pb_c_init,
                         temperature=self.temperature, temperature_moves=self.temperature_moves)
 
+  def cheap_search_config(self) -> SearchConfig | None:
+    """Playout cap randomisation's cheap self-play search (None when it is off)."""
+    if not self.cheap_simulations:
+      return None
+    return dataclasses.replace(
+        self.search_config(), simulations=self.cheap_simulations,
+        max_num_considered_actions=min(self.max_num_considered_actions, self.cheap_simulations))
+
   # -- Checks ----------------------------------------------------------------------------------------
   def validate(self, num_devices: int = 1) -> "Config":
     """Raises ValueError naming the first impossible value; returns self."""
@@ -121,7 +138,12 @@ class Config:
         raise ValueError(f"config {key}={getattr(self, key)!r}: {why}")
 
     need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
-    need(self.rows >= 0 and self.cols >= 0, "rows", "board size must be >= 0 (0 = default)")
+    # Breakthrough's board: files are the letters a..z, and one rank or file leaves no game.
+    for key in ("rows", "cols"):
+      need(getattr(self, key) == 0 or 2 <= getattr(self, key) <= 26, key,
+           "must be 0 (the game's default) or in 2..26")
+      need(getattr(self, key) == 0 or self.game == "breakthrough", key,
+           f"only breakthrough takes a board size; {self.game} has one size (leave it 0)")
     need(self.observation in ("mover", "thesis"), "observation", "use 'mover' or 'thesis'")
     need(self.observation == "mover" or self.game == "breakthrough", "observation",
          "the thesis encoding exists for breakthrough only")
@@ -132,16 +154,27 @@ class Config:
     for key in ("sgd_steps", "min_buffer", "eval_every", "checkpoint_every", "warmup_steps",
                 "temperature_moves", "eval_games"):
       need(getattr(self, key) >= 0, key, "must be >= 0")
-    need(self.minutes >= 0, "minutes", "must be >= 0")
-    need(self.learning_rate > 0, "learning_rate", "must be > 0")
-    need(self.weight_decay >= 0, "weight_decay", "must be >= 0")
-    need(self.value_weight >= 0, "value_weight", "must be >= 0")
-    need(self.max_grad_norm >= 0, "max_grad_norm", "must be >= 0")
-    need(0 <= self.dirichlet_fraction <= 1, "dirichlet_fraction", "must be in [0, 1]")
+    # Every float field, present and future: inf and nan pass most comparisons below
+    # (inf > 0, and nan fails them with a misleading reason) and are not JSON.
+    for field in dataclasses.fields(self):
+      if isinstance(field.default, float):
+        need(math.isfinite(getattr(self, field.name)), field.name, "must be a finite number")
+    # The signs and ranges that make sense; a new float field that may not be negative adds a
+    # line here (one whose default is a float is already checked for finiteness above).
+    at_least_0, above_0, fraction = ((lambda v: v >= 0, "must be >= 0"),
+                                     (lambda v: v > 0, "must be > 0"),
+                                     (lambda v: 0 <= v <= 1, "must be in [0, 1]"))
+    float_ranges = {
+        "minutes": at_least_0, "learning_rate": above_0, "weight_decay": at_least_0,
+        "value_weight": at_least_0, "max_grad_norm": at_least_0, "gumbel_scale": at_least_0,
+        "dirichlet_alpha": above_0, "dirichlet_fraction": fraction, "pb_c_init": at_least_0,
+        "temperature": above_0, "momentum": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
+        "gating_threshold": fraction}
+    for key, (ok, why) in float_ranges.items():
+      need(ok(getattr(self, key)), key, why)
     need(self.optimizer in ("adamw", "adam", "sgd"), "optimizer", "use adamw, adam or sgd")
     need(self.gating_games >= 2 and self.gating_games % 2 == 0, "gating_games",
          "must be even and >= 2 (half the games with each colour)")
-    need(0 <= self.gating_threshold <= 1, "gating_threshold", "must be in [0, 1]")
     need(self.gating_player in ("policy", "search"), "gating_player", "use policy or search")
     need(self.lr_schedule in ("constant", "cosine"), "lr_schedule", "use constant or cosine")
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each colour)")
@@ -154,6 +187,11 @@ class Config:
          f"must be divisible by the number of devices ({num_devices})")
     need(self.train_batch % num_devices == 0, "train_batch",
          f"must be divisible by the number of devices ({num_devices})")
+    need(0 <= self.value_target_mix <= 1, "value_target_mix", "must be in [0, 1]")
+    need(self.cheap_simulations >= 0, "cheap_simulations", "must be >= 0 (0 = off)")
+    need(self.cheap_simulations < self.simulations, "cheap_simulations",
+         f"must be below simulations={self.simulations} (a cheap search)")
+    need(0 < self.full_search_prob <= 1, "full_search_prob", "must be in (0, 1]")
     self.net_config().validate()
     self.search_config().validate()
     return self
@@ -225,18 +263,61 @@ def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
 CONFIG_FILE = "config.json"
 
 
+def write_atomic(path: str | os.PathLike, text: str) -> Path:
+  """Writes `text` to `path` through a temporary file and a rename, so that a crash, a full
+  disk or a reader at the same moment sees the old file or the new one, never half of one."""
+  path = Path(path)
+  tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+  try:
+    with open(tmp, "w") as f:
+      f.write(text)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  finally:
+    tmp.unlink(missing_ok=True)
+  return path
+
+
 def write_config(run_dir: str | os.PathLike, config: Config) -> None:
+  """Writes `run_dir/config.json` atomically; a non-finite float is refused (not JSON)."""
   path = Path(run_dir)
   path.mkdir(parents=True, exist_ok=True)
-  (path / CONFIG_FILE).write_text(config.to_json() + "\n")
+  try:
+    text = json.dumps(dataclasses.asdict(config), indent=2, sort_keys=True, allow_nan=False)
+  except ValueError:
+    raise ValueError(f"{path / CONFIG_FILE}: a value is not a finite number; "
+                     "run config.validate() first") from None
+  write_atomic(path / CONFIG_FILE, text + "\n")
+
+
+def _no_constant(name: str) -> float:
+  raise ValueError(f"{name} is not a finite number")
 
 
 def read_config(run_dir: str | os.PathLike) -> Config:
-  """The config a run directory was trained with."""
+  """The config a run directory was trained with.
+
+  Raises:
+    FileNotFoundError: `run_dir/config.json` does not exist.
+    ValueError: it cannot be read or parsed, or holds an unknown key or a value of the wrong
+      type; the message names the file.
+  """
   path = Path(run_dir) / CONFIG_FILE
   if not path.exists():
     raise FileNotFoundError(f"{path} does not exist; is {run_dir} an azjax run directory?")
-  return Config.from_dict(json.loads(path.read_text()))
+  try:
+    values = json.loads(path.read_text(), parse_constant=_no_constant)
+  except OSError as err:
+    raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+  except ValueError as err:  # Also UnicodeDecodeError and JSONDecodeError.
+    raise ValueError(f"{path}: not a valid config file ({err})") from None
+  if not isinstance(values, dict):
+    raise ValueError(f"{path}: not a valid config file (a JSON object of settings expected)")
+  try:
+    return Config.from_dict(values)
+  except ValueError as err:
+    raise ValueError(f"{path}: {err}") from None
 
 
 # -- Presets -------------------------------------------------------------------------------------

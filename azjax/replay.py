@@ -15,6 +15,8 @@ gather the whole buffer onto every device at every move. Row-major, `[T, B]` is 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -26,6 +28,10 @@ class ReplayBuffer:
   policy: chex.Array  # [T, B, A] float32: the search's action weights (the policy target)
   legal_mask: chex.Array  # [T, B, A] bool
   value: chex.Array  # [T, B] float32: the game's outcome from the mover's side (once known)
+  root_value: chex.Array  # [T, B] float32: the search's value of the position, mover's side
+  # [T, B] bool: the policy is a target. False for the cheap searches of playout cap
+  # randomisation, whose few simulations barely improve on the prior (KataGo, section 3.1).
+  full_search: chex.Array
   player: chex.Array  # [T, B] int32: the player to move
   episode: chex.Array  # [T, B] int32: which game of the row's slot (column); -1: never written
   has_target: chex.Array  # [T, B] bool: the outcome is known (the row may be sampled)
@@ -52,6 +58,8 @@ def init(capacity: int, batch: int, observation_shape: tuple[int, ...],
       policy=jnp.zeros(rows + (num_actions,), jnp.float32),
       legal_mask=jnp.zeros(rows + (num_actions,), jnp.bool_),
       value=jnp.zeros(rows, jnp.float32),
+      root_value=jnp.zeros(rows, jnp.float32),
+      full_search=jnp.zeros(rows, jnp.bool_),
       player=jnp.zeros(rows, jnp.int32),
       episode=jnp.full(rows, -1, jnp.int32),
       has_target=jnp.zeros(rows, jnp.bool_),
@@ -60,7 +68,8 @@ def init(capacity: int, batch: int, observation_shape: tuple[int, ...],
 
 
 def add(buffer: ReplayBuffer, observation: chex.Array, policy: chex.Array, legal_mask: chex.Array,
-        player: chex.Array, episode: chex.Array) -> ReplayBuffer:
+        player: chex.Array, episode: chex.Array, root_value: chex.Array | None = None,
+        full_search: chex.Array | bool = True) -> ReplayBuffer:
   """Writes one position per self-play slot (the block at `pointer`), outcome unknown.
 
   Args:
@@ -70,7 +79,12 @@ def add(buffer: ReplayBuffer, observation: chex.Array, policy: chex.Array, legal
     legal_mask: `[B, A]`.
     player: `[B]` the mover.
     episode: `[B]` the game number of each slot.
+    root_value: `[B]` the search's root value, mover's side (default 0).
+    full_search: `[B]` or `[]` bool, whether `policy` is a policy target.
   """
+  if root_value is None:
+    root_value = jnp.zeros_like(player, jnp.float32)
+  full_search = jnp.broadcast_to(jnp.asarray(full_search, jnp.bool_), player.shape)
   start = buffer.pointer
 
   def put(dst, src):
@@ -82,6 +96,8 @@ def add(buffer: ReplayBuffer, observation: chex.Array, policy: chex.Array, legal
       policy=put(buffer.policy, policy),
       legal_mask=put(buffer.legal_mask, legal_mask),
       value=put(buffer.value, jnp.zeros_like(player, jnp.float32)),
+      root_value=put(buffer.root_value, root_value),
+      full_search=put(buffer.full_search, full_search),
       player=put(buffer.player, player),
       episode=put(buffer.episode, episode),
       has_target=put(buffer.has_target, jnp.zeros_like(player, jnp.bool_)),
@@ -109,15 +125,24 @@ def assign_outcomes(buffer: ReplayBuffer, ended: chex.Array, episode: chex.Array
   )
 
 
-def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]):
+class Batch(NamedTuple):
+  """Training samples; every field has the batch shape `[*shape]` in front."""
+
+  observation: chex.Array  # [*shape, R, C, P]
+  policy: chex.Array  # [*shape, A] the search's action weights
+  legal_mask: chex.Array  # [*shape, A]
+  value: chex.Array  # [*shape] the game's outcome, mover's side
+  root_value: chex.Array  # [*shape] the search's root value, mover's side
+  full_search: chex.Array  # [*shape] bool: `policy` is a policy target
+
+
+def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]) -> Batch:
   """Samples rows uniformly among those with a known outcome (with replacement).
 
   Args:
     shape: the batch shape, e.g. `b` or `(K, b)` for K minibatches at once. Drawing every
       minibatch of an iteration before its SGD loop keeps the (large) buffer out of the loop,
       which XLA:CPU otherwise handles an order of magnitude slower.
-  Returns:
-    `(observation [*shape, R, C, P], policy [*shape, A], legal_mask [*shape, A], value [*shape])`.
   """
   shape = (shape,) if isinstance(shape, int) else tuple(shape)
   weights = buffer.has_target.reshape(-1).astype(jnp.float32)
@@ -127,8 +152,7 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
   block, column = jnp.divmod(
       jax.random.choice(key, buffer.capacity, shape, p=weights / weights.sum()),
       buffer.value.shape[1])
-  return (buffer.observation[block, column], buffer.policy[block, column],
-          buffer.legal_mask[block, column], buffer.value[block, column])
+  return Batch(*(getattr(buffer, name)[block, column] for name in Batch._fields))
 
 
 def flat_layout(like: ReplayBuffer) -> dict:

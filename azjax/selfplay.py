@@ -47,16 +47,35 @@ def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey) -> SelfPla
 
 
 def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variables: Any,
-               state: SelfPlayState, key: chex.PRNGKey,
-               num_steps: int) -> tuple[SelfPlayState, ChunkStats]:
-  """Plays `num_steps` moves in every slot; returns the new state and chunk totals."""
+               state: SelfPlayState, key: chex.PRNGKey, num_steps: int,
+               cheap_config: SearchConfig | None = None,
+               full_search_prob: float = 1.0) -> tuple[SelfPlayState, ChunkStats]:
+  """Plays `num_steps` moves in every slot; returns the new state and chunk totals.
+
+  With `cheap_config` (playout cap randomisation, KataGo section 3.1), each move is searched
+  with `search_config` with probability `full_search_prob` and with the cheaper `cheap_config`
+  otherwise; only the full searches' action weights are marked as policy targets. The coin is
+  tossed once per move for the whole batch, so a move costs one search of either size (a
+  per-game coin would run both searches on every move). Under a sweep's vmap the coins differ
+  between runs and both searches run.
+  """
+
+  def move_search(games, search_key, coin_key):
+    if cheap_config is None:
+      return search(game, eval_fn, search_config, variables, games, search_key), True
+    full = jax.random.uniform(coin_key) < full_search_prob
+    out = jax.lax.cond(
+        full, lambda: search(game, eval_fn, search_config, variables, games, search_key),
+        lambda: search(game, eval_fn, cheap_config, variables, games, search_key))
+    return out, full
 
   def one_move(carry: SelfPlayState, move_key):
-    search_key, reset_key = jax.random.split(move_key)
+    search_key, reset_key, coin_key = jax.random.split(move_key, 3)
     games = carry.games
-    out = search(game, eval_fn, search_config, variables, games, search_key)
+    out, full = move_search(games, search_key, coin_key)
     buffer = replay.add(carry.buffer, games.observation, out.action_weights,
-                        games.legal_action_mask, games.current_player, carry.episode)
+                        games.legal_action_mask, games.current_player, carry.episode,
+                        root_value=out.root_value, full_search=full)
     stepped = jax.vmap(game.step)(games, out.action)
     ended = stepped.terminated
     buffer = replay.assign_outcomes(buffer, ended, carry.episode, stepped.rewards)

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import checkpoint, games, nets, replay, selfplay, sharding
+from azjax import augment, checkpoint, games, nets, replay, selfplay, sharding
 from azjax.config import Config
 from azjax.games.base import Game
 
@@ -59,6 +59,7 @@ class Hyper:
   momentum: Any  # sgd only
   max_grad_norm: Any  # the clipping threshold (whether to clip at all is structure)
   value_weight: Any
+  value_target_mix: Any  # weight of the search's root value in the value target
   gumbel_scale: Any
   dirichlet_alpha: Any
   dirichlet_fraction: Any
@@ -82,6 +83,16 @@ HYPER_KEYS = tuple(f.name for f in dataclasses.fields(Hyper))
 
 
 # -- Loss -------------------------------------------------------------------------------------------
+
+
+def value_target(outcome: chex.Array, root_value: chex.Array, mix: Any) -> chex.Array:
+  """`[b]` value target: `(1 - mix) * outcome + mix * root_value`, both from the mover's side.
+
+  The outcome is unbiased but noisy (one game's result, decided by moves long after the
+  position); the search's root value is a lower-variance, biased estimate. Mixing the two is
+  what "Lessons from AlphaZero" (Prasad et al.) reports helps Connect Four learn faster.
+  """
+  return (1.0 - mix) * outcome + mix * root_value
 
 
 def loss_terms(logits: chex.Array, value: chex.Array, target_policy: chex.Array,
@@ -287,9 +298,11 @@ class Trainer:
     return jax.device_put(state, self.state_shardings(state))
 
   # -- SGD ------------------------------------------------------------------------------------------
-  def loss(self, params, batch_stats, batch, hyper: Hyper | None = None):
+  def loss(self, params, batch_stats, batch: replay.Batch, hyper: Hyper | None = None):
+    """The mean losses of a `replay.Batch`; the policy term averages over its full searches."""
     hyper = self.hyper() if hyper is None else hyper
-    observation, target_policy, legal_mask, target_value = batch
+    observation, target_policy, legal_mask = batch.observation, batch.policy, batch.legal_mask
+    target_value = value_target(batch.value, batch.root_value, hyper.value_target_mix)
     variables = {"params": params}
     mutable = []
     if batch_stats:
@@ -298,7 +311,10 @@ class Trainer:
     (logits, value), updates = self.model.apply(variables, observation, train=True,
                                                 mutable=mutable)
     policy_loss, value_loss = loss_terms(logits, value, target_policy, legal_mask, target_value)
-    policy_loss, value_loss = policy_loss.mean(), value_loss.mean()
+    # Rows from playout cap randomisation's cheap searches carry no policy target.
+    policy_weight = batch.full_search.astype(policy_loss.dtype)
+    policy_loss = jnp.sum(policy_weight * policy_loss) / jnp.maximum(jnp.sum(policy_weight), 1.0)
+    value_loss = value_loss.mean()
     total = policy_loss + hyper.value_weight * value_loss
     if self.config.optimizer != "adamw":  # AdamW decays weights itself (decoupled).
       total = total + hyper.weight_decay * l2_penalty(params)
@@ -329,6 +345,15 @@ class Trainer:
         dirichlet_fraction=hyper.dirichlet_fraction, pb_c_init=hyper.pb_c_init,
         temperature=hyper.temperature, temperature_moves=hyper.temperature_moves)
 
+  def cheap_search_config(self, hyper: Hyper | None = None):
+    """Playout cap randomisation's cheap search (None when off), noise from `hyper` too."""
+    cheap = self.config.cheap_search_config()
+    if cheap is None:
+      return None
+    full = self.search_config(hyper)
+    return dataclasses.replace(full, simulations=cheap.simulations,
+                               max_num_considered_actions=cheap.max_num_considered_actions)
+
   def iteration(self, state: TrainState, hyper: Hyper | None = None) -> tuple[TrainState, dict]:
     """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready).
 
@@ -338,19 +363,26 @@ class Trainer:
         config's numbers as compile-time constants (a single run).
     """
     config = self.config
-    key, selfplay_key, sgd_key, gating_key = jax.random.split(state.key, 4)
+    key, selfplay_key, sgd_key, gating_key, augment_key = jax.random.split(state.key, 5)
 
     # -- Self-play with the current network (with gating: the best one so far).
     eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
     sgd_step = loop_under_vmap(self.sgd_step) if self.loop_configs else self.sgd_step
     sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
                                     self.selfplay_variables(state), state.selfplay,
-                                    selfplay_key, config.selfplay_steps)
+                                    selfplay_key, config.selfplay_steps,
+                                    cheap_config=self.cheap_search_config(hyper),
+                                    full_search_prob=config.full_search_prob)
 
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):
       # All minibatches are drawn up front (see `replay.sample`), then scanned over.
       batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch))
+      if config.augment:
+        observation, policy, legal_mask = augment.random(
+            augment_key, self.game, batches.observation, batches.policy, batches.legal_mask)
+        batches = batches._replace(observation=observation, policy=policy,
+                                   legal_mask=legal_mask)
       # Data parallel: each device trains on its share of every minibatch; with parameters
       # replicated, XLA sums the gradients across devices (an all-reduce) by itself.
       batches = sharding.constrain(batches, self.mesh, batch_axis=1)

@@ -69,8 +69,54 @@ def test_replay_targets_arrive_when_the_game_ends():
   assert bool(buf.has_target[:3].all()) and not buf.has_target[3:].any()
   # Sampling only returns rows with targets.
   buf = replay.add(buf, obs, pol, mask, jnp.array([0, 0]), jnp.array([1, 2]))
-  _, _, _, values = replay.sample(buf, jax.random.key(0), 256)
+  values = replay.sample(buf, jax.random.key(0), 256).value
   assert set(np.asarray(values).tolist()) <= {1.0, -1.0}
+
+
+def test_value_target_mixes_outcome_and_root_value():
+  # (1 - 0.25) * 1 + 0.25 * 0.2 = 0.8; (1 - 0.25) * -1 + 0.25 * 0.6 = -0.6.
+  target = train.value_target(jnp.array([1.0, -1.0]), jnp.array([0.2, 0.6]), 0.25)
+  np.testing.assert_allclose(target, [0.8, -0.6], atol=1e-6)
+  np.testing.assert_allclose(train.value_target(jnp.array([1.0]), jnp.array([0.2]), 0.0), [1.0])
+
+
+def test_cheap_searches_train_no_policy():
+  """Rows of playout cap randomisation's cheap searches add nothing to the policy loss; their
+  value still counts, and value_target_mix reads the stored root value."""
+  config = dataclasses.replace(TINY, value_target_mix=0.5)
+  trainer = train.Trainer.create(config)
+  state = trainer.init()
+  env = trainer.game
+  obs = jax.random.uniform(jax.random.key(0), (4,) + env.observation_shape)
+  mask = jnp.ones((4, env.num_actions), bool)
+  good = jnp.full((4, env.num_actions), 1.0 / env.num_actions)
+  bad = jnp.zeros((4, env.num_actions)).at[:, 0].set(1.0)
+  full = jnp.array([True, True, False, False])
+  policy = jnp.where(full[:, None], good, bad)
+  outcome, root = jnp.array([1.0, -1.0, 1.0, 0.0]), jnp.array([0.0, 0.5, -1.0, 1.0])
+  batch = replay.Batch(obs, policy, mask, outcome, root, full)
+  _, (_, metrics) = trainer.loss(state.params, state.batch_stats, batch)
+  logits, value = trainer.eval_fn(trainer.variables(state), obs)
+  ce, _ = train.loss_terms(logits, value, good, mask, outcome)
+  np.testing.assert_allclose(metrics["policy_loss"], ce[:2].mean(), rtol=1e-5)
+  expected_value_loss = jnp.mean(jnp.square(value - (outcome + root) / 2))
+  np.testing.assert_allclose(metrics["value_loss"], expected_value_loss, rtol=1e-5)
+
+
+@pytest.mark.parametrize("prob", [1e-9, 1.0])
+def test_playout_cap_randomisation_marks_policy_targets(prob):
+  env = games.make("tic_tac_toe")
+
+  def eval_fn(variables, observation):
+    return jnp.zeros((observation.shape[0], env.num_actions)), jnp.zeros(observation.shape[0])
+
+  state = selfplay.init(env, 4, 64, jax.random.key(0))
+  state, _ = selfplay.play_chunk(env, eval_fn, SearchConfig(simulations=8), None, state,
+                                 jax.random.key(1), 3, cheap_config=SearchConfig(simulations=2),
+                                 full_search_prob=prob)
+  written = np.asarray(state.buffer.episode) >= 0
+  assert written.sum() == 12
+  assert bool(np.all(np.asarray(state.buffer.full_search)[written] == (prob == 1.0)))
 
 
 def test_replay_wraps_around():
@@ -92,7 +138,7 @@ def test_replay_samples_whole_rows_uniformly():
     if block < 3:  # the last block's games go on: no targets there
       buf = replay.assign_outcomes(buf, jnp.array([True, True]), jnp.full(2, block),
                                    jnp.array([[1.0, -1.0], [1.0, -1.0]]))
-  obs, pol, _, value = replay.sample(buf, jax.random.key(3), (4, 1000))
+  obs, pol, _, value = replay.sample(buf, jax.random.key(3), (4, 1000))[:4]
   assert obs.shape == (4, 1000, 1, 1, 1) and value.shape == (4, 1000)
   rows = np.asarray(obs).reshape(-1)
   # Every field of a sample comes from the same row.
@@ -119,8 +165,8 @@ def test_selfplay_value_targets_match_game_outcomes():
     for episode in range(int(state.episode[slot]) + 1):
       rows = (np.arange(4) == slot) & (buf.episode == episode)  # column `slot`, [T, B]
       finished = episode < int(state.episode[slot])
-      assert bool(buf.has_target[rows].all()) == finished
-      assert not finished or bool(buf.has_target[rows].any()) or not rows.any()
+      # A game that began on the chunk's last move has no rows yet.
+      assert not rows.any() or bool(buf.has_target[rows].all()) == finished
       if finished and rows.any():
         players, values = buf.player[rows], buf.value[rows]
         # Players alternate from player 0; values are zero-sum between the two sides.
@@ -384,7 +430,8 @@ def test_other_optimizers_take_a_finite_step(optimizer, schedule):
   env = trainer.game
   obs = jnp.zeros((8,) + env.observation_shape)
   mask = jnp.ones((8, env.num_actions), bool)
-  batch = (obs, jnp.full((8, env.num_actions), 1.0 / env.num_actions), mask, jnp.ones(8))
+  batch = replay.Batch(obs, jnp.full((8, env.num_actions), 1.0 / env.num_actions), mask,
+                       jnp.ones(8), jnp.zeros(8), jnp.ones(8, bool))
   step = jax.jit(trainer.sgd_step)
   params, _, opt_state, metrics = step(state.params, state.batch_stats, state.opt_state, batch)
   params, _, _, metrics = step(params, state.batch_stats, opt_state, batch)

@@ -29,7 +29,7 @@ Conventions (every game; tests in `tests/test_api.py` check them):
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -92,6 +92,14 @@ class Game:
     """`[R, C, P]` float32 observation from the mover's side (same as `state.observation`)."""
     return state.observation
 
+  def symmetries(self) -> tuple["Symmetry", ...]:
+    """The board's symmetries other than the identity (default: none, as in checkers).
+
+    Training can augment its samples with them (`azjax.augment`): a symmetry must map every
+    position to one with the same value, and each legal move to a legal move of equal value.
+    """
+    return ()
+
   # -- Python-side helpers (not jitted) --------------------------------------------------------
   def board_array(self, state: Any) -> np.ndarray:
     """`[rows, cols]` int array of piece codes in absolute orientation (row 0 = rank 1)."""
@@ -135,6 +143,24 @@ class Game:
 
   def __repr__(self) -> str:
     return f"{type(self).__name__}(name={self.name!r}, rows={self.rows}, cols={self.cols})"
+
+
+class Symmetry(NamedTuple):
+  """A board symmetry as two permutations (gather indices), applied by `azjax.augment`.
+
+  The transformed position's observation at cell `i` is the original's at `cells[i]`
+  (cells row-major over `[R, C]`, every plane alike), and its policy (and legal mask) at
+  action `a` is the original's at `actions[a]`.
+  """
+
+  cells: np.ndarray  # [R * C] int32
+  actions: np.ndarray  # [A] int32
+
+
+def mirror_cells(rows: int, cols: int) -> np.ndarray:
+  """`[rows * cols]` gather indices of the left-right mirror (file a <-> the last file)."""
+  grid = np.arange(rows * cols).reshape(rows, cols)
+  return grid[:, ::-1].reshape(-1).astype(np.int32)
 
 
 # -- Square notation -------------------------------------------------------------------------------

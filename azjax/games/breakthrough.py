@@ -192,6 +192,15 @@ class Breakthrough(base.Game):
     self._left_ok = below_last & (col > 0)
     self._right_ok = below_last & (col < self.cols - 1)
 
+  def symmetries(self) -> tuple[base.Symmetry, ...]:
+    """The left-right mirror (in either frame, since a 180-degree turn commutes with it): the
+    move from square (r, c) in direction d is the mirror of the one from (r, cols-1-c) in
+    direction 2-d (forward-left <-> forward-right)."""
+    cells = base.mirror_cells(self.rows, self.cols)
+    directions = np.arange(NUM_DIRECTIONS)[::-1]
+    actions = (cells[:, None] * NUM_DIRECTIONS + directions[None, :]).reshape(-1)
+    return (base.Symmetry(cells=cells, actions=actions.astype(np.int32)),)
+
   # -- Pure array functions --------------------------------------------------------------------
   def _state(self, board: np.ndarray | jax.Array, player, terminated) -> State:
     """A fresh state (no last move, zero rewards) with its legal mask computed from `board`."""

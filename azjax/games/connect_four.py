@@ -120,6 +120,11 @@ class ConnectFour(base.Game):
     return State(**base.start_fields(jnp.ones(COLS, dtype=jnp.bool_)),
                  board=jnp.zeros(NUM_SQUARES, dtype=jnp.int8))
 
+  def symmetries(self) -> tuple[base.Symmetry, ...]:
+    """The left-right mirror: column c <-> column 6 - c."""
+    return (base.Symmetry(cells=base.mirror_cells(ROWS, COLS),
+                          actions=np.arange(COLS, dtype=np.int32)[::-1].copy()),)
+
   def step(self, state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, dtype=jnp.int32)
     board = state.board

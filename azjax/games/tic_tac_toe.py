@@ -57,6 +57,16 @@ class TicTacToe(base.Game):
   max_game_length = NUM_SQUARES
   piece_symbols = {0: ".", 1: "X", 2: "O"}
 
+  def symmetries(self) -> tuple[base.Symmetry, ...]:
+    """The 7 non-trivial symmetries of the square (rotations and reflections); the action is
+    the square, so actions permute like cells."""
+    grid = np.arange(NUM_SQUARES).reshape(ROWS, COLS)
+    images = [np.rot90(grid, k) for k in range(4)]
+    images += [image.T for image in images]
+    return tuple(base.Symmetry(cells=image.reshape(-1).astype(np.int32),
+                               actions=image.reshape(-1).astype(np.int32))
+                 for image in images[1:])
+
   def init(self, key: jax.Array) -> State:
     del key  # The start position is fixed.
     return State(**base.start_fields(jnp.ones(NUM_SQUARES, dtype=jnp.bool_)),

@@ -10,7 +10,9 @@ A run directory holds:
     models/<iteration>/    orbax: the "model" item of every checkpoint, all kept (small), for
                            Elo over training (`experiments.evaluate --progress`) and probing
 
-Stopping and resuming from `checkpoints/` continues the very same run.
+Stopping and resuming from `checkpoints/` continues the very same run. A checkpoint that does
+not restore (cut short by a crash or a full disk) is renamed `checkpoints/<step>.unreadable` on
+resume, and the one before it is used (`restore_intact`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,19 @@ import orbax.checkpoint as ocp
 from azjax import replay
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
-from azjax.config import CONFIG_FILE, read_config, write_config  # noqa: F401
+from azjax.config import CONFIG_FILE, read_config, write_atomic, write_config  # noqa: F401
+
+
+def committed_results_dirs() -> list[Path]:
+  """The results/ directories of committed runs: the repository's, and ./results."""
+  return [Path(__file__).resolve().parent.parent / "results", Path.cwd().resolve() / "results"]
+
+
+def in_committed_results(path: str | os.PathLike) -> bool:
+  """Whether `path` lies in a committed results/ directory, which commands write to only when
+  it is named as their output (`--out`, `--run-dir` with `--resume` or `--overwrite`)."""
+  path = Path(path).resolve()
+  return any(path == root or root in path.parents for root in committed_results_dirs())
 
 
 def manager(run_dir: str | os.PathLike, max_to_keep: int | None = 3) -> ocp.CheckpointManager:
@@ -84,6 +98,46 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
     state["selfplay"] = state["selfplay"].replace(buffer=buffer)
   missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
   return type(abstract_state)(**state, **missing), restored.meta
+
+
+def restore_intact(mngr: ocp.CheckpointManager, abstract_state: Any, *, log=print):
+  """Restores `(state, meta, step)` from the newest checkpoint that reads back whole.
+
+  A newer checkpoint that does not (a truncated or corrupted file, a crash while it was
+  written) is renamed `<step>.unreadable`, so that the run can save that step again and
+  nothing is deleted, and `log` gets one line naming it.
+
+  Raises:
+    FileNotFoundError: there is no checkpoint.
+    ValueError: none of them restores (the message gives each one's error).
+  """
+  steps = sorted(mngr.all_steps(), reverse=True)
+  if not steps:
+    raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
+  failed: list[tuple[int, Exception]] = []
+  for step in steps:
+    try:
+      state, meta = restore(mngr, abstract_state, step)
+    except Exception as err:  # noqa: BLE001 (orbax and tensorstore raise many kinds)
+      failed.append((step, err))
+      continue
+    for bad, err in failed:
+      directory = Path(mngr.directory)
+      aside = directory / f"{bad}.unreadable"
+      os.replace(directory / str(bad), aside)
+      log(f"checkpoint {bad} in {directory} does not restore ({_one_line(err)}); resuming "
+          f"from checkpoint {step} (the unreadable one is kept as {aside.name})")
+    if failed:
+      mngr.reload()  # It lists its steps once; the unreadable ones are gone now.
+    return state, meta, step
+  raise ValueError(f"{mngr.directory}: no checkpoint restores: "
+                   + "; ".join(f"{step}: {_one_line(err)}" for step, err in failed))
+
+
+def _one_line(err: Exception, limit: int = 160) -> str:
+  """`err` as `Type: first line`, cut to `limit` characters."""
+  text = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+  return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _place_like(x: jax.Array, like: Any) -> jax.Array:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import io
 import json
 import math
+import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -56,8 +59,28 @@ class Summary:
     return "\n".join(lines)
 
 
+METRICS_FILES = ("metrics.jsonl", "metrics.csv")
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+  """Writes `rows` to the CSV at `path` (atomically: a reader never sees half of it); returns
+  its columns, the union of the rows' keys in order of appearance."""
+  fields = list(dict.fromkeys(k for r in rows for k in r))
+  text = io.StringIO(newline="")
+  writer = csv.writer(text)
+  writer.writerow(fields)
+  writer.writerows([[r.get(k, "") for k in fields] for r in rows])
+  checkpoint.write_atomic(path, text.getvalue())
+  return fields
+
+
 class _MetricsWriter:
-  """Appends one row per iteration to metrics.csv and metrics.jsonl (and TensorBoard if asked)."""
+  """Appends one row per iteration to metrics.csv and metrics.jsonl (and TensorBoard if asked).
+
+  Rows are appended (rewriting the files every iteration would cost a run's whole history each
+  time); a crash can only tear the last line, which `read_metrics` skips and `prune_metrics`
+  removes on resume.
+  """
 
   def __init__(self, run_dir: Path, tensorboard: bool):
     self.csv_path = run_dir / "metrics.csv"
@@ -79,12 +102,7 @@ class _MetricsWriter:
       f.write(json.dumps(row) + "\n")
     if self._fields is None or any(k not in self._fields for k in row):
       # New columns (e.g. the first evaluation): rewrite the CSV from the JSONL log.
-      rows = read_metrics(self.jsonl_path.parent)
-      self._fields = list(dict.fromkeys(k for r in rows for k in r))
-      with open(self.csv_path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(self._fields)
-        writer.writerows([[r.get(k, "") for k in self._fields] for r in rows])
+      self._fields = _write_csv(self.csv_path, read_metrics(self.jsonl_path.parent))
     else:
       with open(self.csv_path, "a", newline="") as f:
         csv.writer(f).writerow([row.get(k, "") for k in self._fields])
@@ -95,10 +113,52 @@ class _MetricsWriter:
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+  """The rows of `run_dir/metrics.jsonl`, oldest first.
+
+  A last line that is not JSON (a crash in the middle of appending it) is skipped.
+
+  Raises:
+    ValueError: another line is not JSON (the message names the file and the line).
+  """
   path = Path(run_dir) / "metrics.jsonl"
   if not path.exists():
     return []
-  return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+  lines = path.read_text().splitlines()
+  rows = []
+  for number, line in enumerate(lines, 1):
+    if not line.strip():
+      continue
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      if number == len(lines):
+        break
+      raise ValueError(f"{path}, line {number}: not a JSON row of metrics") from None
+  return rows
+
+
+def prune_metrics(run_dir: Path, iteration: int) -> int:
+  """Drops the rows after `iteration` from metrics.jsonl and metrics.csv (atomically), so that a
+  run resumed from that iteration's checkpoint logs every later iteration once. A run restarted
+  from scratch (`iteration` 0) keeps nothing. Returns the number of rows dropped."""
+  run_dir = Path(run_dir)
+  jsonl = run_dir / "metrics.jsonl"
+  if not jsonl.exists():
+    return 0
+  rows = read_metrics(run_dir)
+  kept = [r for r in rows if iteration and r.get("iteration", 0) <= iteration]
+  text = jsonl.read_text()
+  # A torn last line (skipped by read_metrics, or cut before its newline) is rewritten too.
+  torn = len([line for line in text.splitlines() if line.strip()]) != len(rows) or (
+      text and not text.endswith("\n"))
+  if len(kept) == len(rows) and not torn:
+    return 0
+  checkpoint.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
+  if kept:
+    _write_csv(run_dir / "metrics.csv", kept)
+  else:
+    (run_dir / "metrics.csv").unlink(missing_ok=True)
+  return len(rows) - len(kept)
 
 
 def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
@@ -155,15 +215,99 @@ def _progress(total: int | None, initial: int):
     return None
 
 
-def _check_resumable(config: Config, run_dir: Path) -> None:
-  """Raises ValueError if `config` differs from the saved one in more than its budget."""
-  saved = checkpoint.read_config(run_dir)
-  # The budget (minutes, iterations) may change between sessions; nothing else may.
-  diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
-          if getattr(saved, k) != getattr(config, k) and k not in ("minutes", "iterations")}
-  if diff:
-    raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
-                     + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+# What makes a directory a run's: a new run is refused where any of them is (a directory
+# counts when it is not empty).
+RUN_FILES = (checkpoint.CONFIG_FILE, *METRICS_FILES, "model", "models", "checkpoints")
+# Everything a training run writes, removed by `overwrite=True` (eval.md, probe/, export/ and
+# other files of the directory are left as they are).
+TRAINING_OUTPUTS = (*RUN_FILES, "losses.png", "winrate.png", "tensorboard")
+
+
+def run_files(run_dir: str | Path) -> list[str]:
+  """The names of `RUN_FILES` present in `run_dir`: empty when it holds no run."""
+  run_dir = Path(run_dir)
+  found = []
+  for name in RUN_FILES:
+    path = run_dir / name
+    if path.is_file() or (path.is_dir() and any(path.iterdir())):
+      found.append(name)
+  return found
+
+
+def check_run_dir(config: Config, run_dir: str | Path, *, resume: bool = False,
+                  overwrite: bool = False) -> None:
+  """Raises (having written nothing) unless `run_dir` may take this run: a new run needs a
+  directory that holds no run (or `overwrite`); a resumed one, the same config as saved (only
+  the budget, `minutes` and `iterations`, may change).
+
+  Raises:
+    FileNotFoundError: `resume` where there is no config.json.
+    ValueError: any other refusal, saying what to do instead.
+  """
+  run_dir = Path(run_dir)
+  if resume and overwrite:
+    raise ValueError("--resume continues the run in a directory and --overwrite replaces it: "
+                     "give one of them")
+  if resume:
+    saved = checkpoint.read_config(run_dir)
+    diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
+            if getattr(saved, k) != getattr(config, k) and k not in ("minutes", "iterations")}
+    if diff:
+      raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
+                       + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+    return
+  held = run_files(run_dir)
+  if held and not overwrite:
+    raise ValueError(f"{run_dir} already holds a run ({', '.join(held)}): pass --resume to "
+                     "continue it, --overwrite to replace it, or leave out --run-dir to start "
+                     "a new run in a new directory")
+
+
+def clear_run(run_dir: str | Path) -> list[str]:
+  """Removes what a training run wrote to `run_dir` (`TRAINING_OUTPUTS`); returns the names."""
+  removed = []
+  for name in TRAINING_OUTPUTS:
+    path = Path(run_dir) / name
+    if path.is_dir():
+      shutil.rmtree(path)
+    elif path.exists():
+      path.unlink()
+    else:
+      continue
+    removed.append(name)
+  return removed
+
+
+def check_memory(trainer: Trainer, mesh: Any = None, limit: int | None = -1) -> None:
+  """Raises ValueError if the run's estimated device memory (`sweep.estimate_memory`, from
+  shapes only) is more than 90% of `limit` bytes (-1: ask the device; None: no check)."""
+  from azjax import sharding, sweep  # noqa: PLC0415  (sweep imports this module)
+
+  limit = sweep.device_memory() if limit == -1 else limit
+  if limit is None:
+    return
+  estimate = sweep.estimate_memory(trainer)
+  data = sharding.data_size(mesh)
+  device = jax.devices()[0]
+  if device.platform == "cpu":  # The CPU's "devices" share one memory: compare the total.
+    need = estimate.per_device(data) * data
+    where = f"this host's {limit / 2**30:.2f} GiB of memory"
+  else:
+    need = estimate.per_device(data)
+    where = f"the {limit / 2**30:.2f} GiB of one {device.device_kind}"
+  if need <= 0.9 * limit:
+    return
+  gib = lambda n: f"{n / 2**30:.2f} GiB"  # noqa: E731
+  raise ValueError(
+      f"this run needs about {gib(need)} of device memory (replay buffer and games "
+      f"{gib(estimate.replay)} with buffer_size={trainer.config.buffer_size}, search tree "
+      f"{gib(estimate.search)}, training {gib(estimate.training)}, parameters and optimizer "
+      f"{gib(estimate.replicated)}), more than 90% of {where}: lower buffer_size, "
+      "selfplay_batch or train_batch (--no-memory-check skips this estimate)")
+
+
+def _warn(message: str) -> None:
+  print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def _mesh(devices: int | None):
@@ -187,14 +331,19 @@ def _save(mngr, run_dir: Path, state) -> None:
   checkpoint.save_model(run_dir, Trainer.variables(state), step=it)
 
 
-def _warm_start(trainer: Trainer, state, source: str | Path):
-  """`state` with the network of run directory `source` (fresh optimizer state)."""
+def _check_warm_start(config: Config, source: str | Path) -> None:
+  """Raises ValueError unless run directory `source` has this run's game and network."""
   # How convolutions are computed does not change the parameters: either may warm-start.
-  saved = dataclasses.replace(checkpoint.read_config(source), conv_impl=trainer.config.conv_impl)
-  if saved.net_config() != trainer.config.net_config() or saved.game_kwargs() != \
-      trainer.config.game_kwargs() or saved.game != trainer.config.game:
+  saved = dataclasses.replace(checkpoint.read_config(source), conv_impl=config.conv_impl)
+  if saved.net_config() != config.net_config() or saved.game_kwargs() != \
+      config.game_kwargs() or saved.game != config.game:
     raise ValueError(f"--init-from {source}: its game or network ({saved.game}, "
                      f"{saved.net_config()}) differs from this run's")
+
+
+def _warm_start(trainer: Trainer, state, source: str | Path):
+  """`state` with the network of run directory `source` (fresh optimizer state)."""
+  _check_warm_start(trainer.config, source)
   variables = checkpoint.load_model(source, Trainer.variables(state))
   params = variables["params"]
   batch_stats = variables.get("batch_stats", {})
@@ -232,16 +381,24 @@ def stop_on_interrupt(log=print):
 
 
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
-                       progress: bool = True, tensorboard: bool = False,
-                       max_iterations: int | None = None,
-                       init_from: str | Path | None = None,
-                       devices: int | None = None) -> Summary:
+                       overwrite: bool = False, progress: bool = True,
+                       tensorboard: bool = False, max_iterations: int | None = None,
+                       init_from: str | Path | None = None, devices: int | None = None,
+                       memory_limit: int | None = -1) -> Summary:
   """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
+
+  Nothing is written until every check has passed: the config, the run directory
+  (`check_run_dir`) and the memory estimate.
 
   Args:
     config: the run's configuration (validated here, before anything compiles).
     run_dir: where config.json, metrics, plots and checkpoints go.
-    resume: continue from the latest checkpoint in `run_dir` (whose config must match).
+    resume: continue from the newest intact checkpoint in `run_dir` (whose config must match).
+      A checkpoint that does not restore is set aside (`<step>.unreadable`) with a warning, and
+      the one before it is used; metrics rows after the restored iteration are dropped, so
+      that every iteration is logged once.
+    overwrite: start a new run in a `run_dir` that holds one, removing that run's training
+      outputs first (`TRAINING_OUTPUTS`).
     progress: show a progress bar.
     max_iterations: stop after this many iterations in this call (tests; resumable).
     init_from: a run directory whose network (of the same shape) starts this run: a warm start
@@ -250,23 +407,37 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
     devices: split self-play and training batches over the first `devices` of
       `jax.devices()` (data parallel, parameters replicated; `azjax.sharding`); default: all of
       them. With one device the program is the plain single-device one.
+    memory_limit: bytes of device memory the run may need (-1: ask the device; None: no check).
   Raises:
-    ValueError: bad config, or a resume whose config differs from the saved one.
+    ValueError: bad config, a run directory that holds another run, a resume whose config
+      differs from the saved one, or a run too big for the device's memory.
     NaNLossError: a loss became NaN; the last good checkpoint is kept.
   """
   run_dir = Path(run_dir)
-  trainer = Trainer.create(config, mesh=_mesh(devices))  # Validates the config first.
-  if resume:
-    _check_resumable(config, run_dir)
+  mesh = _mesh(devices)
+  trainer = Trainer.create(config, mesh=mesh)  # Validates the config first.
+  check_run_dir(config, run_dir, resume=resume, overwrite=overwrite)
+  check_memory(trainer, mesh, memory_limit)
+  if init_from is not None and not resume:
+    _check_warm_start(config, init_from)
+  # -- Every check passed: from here on the run writes. ---------------------------------------
+  if overwrite:
+    removed = clear_run(run_dir)
+    if removed:
+      _warn(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
   checkpoint.write_config(run_dir, config)
   mngr = checkpoint.manager(run_dir)
   state = trainer.init()
-  if resume and mngr.latest_step() is not None:
-    state, _ = checkpoint.restore(mngr, state)
-    state = trainer.place(state)
-  elif not resume and mngr.latest_step() is not None:
-    raise ValueError(f"{run_dir} already holds checkpoints: pass --resume to continue that run "
-                     "or choose another run directory")
+  have_checkpoint = False
+  if resume:
+    if mngr.latest_step() is None:
+      _warn(f"{run_dir} holds config.json but no checkpoint: nothing to resume, so the run "
+            "starts from iteration 0 with its saved config")
+    else:
+      state, _, _ = checkpoint.restore_intact(mngr, state, log=_warn)
+      state = trainer.place(state)
+      have_checkpoint = True
+    prune_metrics(run_dir, int(state.iteration))
   elif init_from is not None:
     state = trainer.place(_warm_start(trainer, state, init_from))
   iteration_fn = trainer.jit_iteration()
@@ -276,7 +447,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
   with stop_on_interrupt() as interrupted:
     start_iteration = int(state.iteration)
-    last_saved = start_iteration
+    last_saved = start_iteration  # The newest checkpoint's, if `have_checkpoint`.
     # With a time budget the iteration count is only an upper bound: no misleading ETA then.
     bar = _progress(None if config.minutes else config.iterations, start_iteration) \
         if progress else None
@@ -318,10 +489,12 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
         metrics = jax.device_get(metrics)
         trained = bool(metrics.pop("trained"))
         if trained and not all(math.isfinite(float(metrics[k])) for k in ("loss", "grad_norm")):
+          kept = (f"The last good checkpoint (iteration {last_saved}) is kept in "
+                  f"{mngr.directory}" if have_checkpoint else
+                  f"No checkpoint was saved yet (checkpoint_every={config.checkpoint_every})")
           raise NaNLossError(
               f"iteration {done + 1}: the loss is {float(metrics['loss'])} (not finite); "
-              f"stopping. The last good checkpoint (iteration {last_saved}) is kept in "
-              f"{mngr.directory}; lower learning_rate or check the inputs.")
+              f"stopping. {kept}; lower learning_rate or check the inputs.")
         state = new_state
         it = int(state.iteration)
         now = time.time()
@@ -339,7 +512,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
         writer.write(row)
         if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
           _save(mngr, run_dir, state)
-          last_saved = it
+          last_saved, have_checkpoint = it, True
         if bar is not None:
           bar.update(1)
           postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",

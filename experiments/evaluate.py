@@ -7,7 +7,9 @@ Each opponent plays `--games` games, half with each colour. `--raw-policy` evalu
 network's raw policy (one forward pass per move) instead of the network with search;
 `--alphabeta DEPTH [--width 8]` alpha-beta with the network's value as its evaluation and its
 policy choosing the `--width` actions searched at every node (`azjax.alphabeta`). The table
-is printed and appended to `<checkpoint>/eval.md` with the command that made it.
+is printed and appended to `<checkpoint>/eval.md` with the command that made it (`--out DIR`:
+to `DIR/eval.md`; every mode writes its tables and plots there). A run in the committed
+`results/` is written only when `--out` names it: by default its tables are printed only.
 
 Three other modes:
 
@@ -167,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"--ladder: skip the {CONTROL_SIMULATIONS}-simulation MCTS control")
   parser.add_argument("--game", default=None,
                       help="--pool: the game, when no item is a run directory")
+  parser.add_argument("--out", default=None, metavar="DIR",
+                      help="where eval.md and the plots go (default: the run evaluated, except "
+                      "in the committed results/, where tables are only printed unless --out "
+                      "names it)")
   return parser
 
 
@@ -220,7 +226,7 @@ def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
     result = play(env, agent, opponent, args.games, match_key)
     lines.append(result.markdown_row() + f" {time.time() - t0:.0f} |")
     print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
-  append_eval(args.checkpoint, command, lines)
+  append_eval(output_dir(args, args.checkpoint), command, lines)
 
 
 def table_header() -> str:
@@ -229,10 +235,33 @@ def table_header() -> str:
   return f"{head} seconds |\n{rule}---|"
 
 
-def append_eval(run_dir: str | Path, command: str, lines: list[str]) -> None:
-  """Appends `lines` to `run_dir/eval.md` under the command that made them."""
-  with open(Path(run_dir) / "eval.md", "a") as f:
-    f.write(f"\n`{command}` (backend {jax.default_backend()})\n\n" + "\n".join(lines) + "\n")
+def output_dir(args: argparse.Namespace, default: str | Path | None) -> Path | None:
+  """Where eval.md and plots go: `--out`, else `default` (the run evaluated), except in the
+  committed results/ (written only when `--out` names it): None, print only."""
+  from azjax import checkpoint  # noqa: PLC0415
+
+  if args.out:
+    return Path(args.out)
+  if default is None or checkpoint.in_committed_results(default):
+    return None
+  return Path(default)
+
+
+def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
+  """Appends `lines` to `out/eval.md` under the command that made them (atomically: the file
+  is replaced whole); with `out` None says how to keep them."""
+  if out is None:
+    print("(tables not written to a file: --out DIR appends them to DIR/eval.md; a run in the "
+          "committed results/ is written only when --out names it)", flush=True)
+    return
+  from azjax import checkpoint  # noqa: PLC0415
+
+  out.mkdir(parents=True, exist_ok=True)
+  path = out / "eval.md"
+  old = path.read_text() if path.exists() else ""
+  checkpoint.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
+                          + "\n".join(lines) + "\n")
+  print(f"wrote {path}", flush=True)
 
 
 # -- Ladder ----------------------------------------------------------------------------------------
@@ -295,12 +324,14 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     lines.append(f"- interrupted before the ladder ended (planned rungs {rungs[0]}.."
                  f"{rungs[-1]})")
   print("\n".join(lines[lines.index(""):]), flush=True)
+  out = output_dir(args, args.checkpoint)
   if any(results.values()):
-    append_eval(args.checkpoint, command, lines)
+    append_eval(out, command, lines)
+  if any(results.values()) and out is not None:
     name = "ladder.png" if args.engine == "azjax" else f"ladder_{args.engine}.png"
-    path = plot_ladder(results, Path(args.checkpoint) / name,
+    path = plot_ladder(results, out / name,
                        title=f"{env.name}: score against the rollout-MCTS ladder ({args.engine})")
-    print(f"wrote {Path(args.checkpoint) / 'eval.md'} and {path}", flush=True)
+    print(f"wrote {path}", flush=True)
   if interrupted:
     sys.exit(130)
 
@@ -505,9 +536,8 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
     tail += ["", f"- interrupted after {len(rows)} of {len(pairs)} pairs"]
   lines += tail
   print("\n".join(tail), flush=True)
-  if run_dirs and rows:
-    append_eval(run_dirs[0], command, lines)
-    print(f"wrote {Path(run_dirs[0]) / 'eval.md'}", flush=True)
+  if rows:
+    append_eval(output_dir(args, run_dirs[0] if run_dirs else None), command, lines)
   if interrupted:
     sys.exit(130)
 
@@ -620,10 +650,12 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
     tail += ["", f"- interrupted: {len(rows)} matches played"]
   lines += tail
   print("\n".join(tail), flush=True)
-  append_eval(run_dir, command, lines)
-  path = plot_progress(fit, [step for step, _ in snapshots], _training_minutes(run_dir),
-                       run_dir / "progress.png", title=f"{env.name}: Elo over training")
-  print(f"wrote {run_dir / 'eval.md'} and {path}", flush=True)
+  out = output_dir(args, run_dir)
+  append_eval(out, command, lines)
+  if out is not None:
+    path = plot_progress(fit, [step for step, _ in snapshots], _training_minutes(run_dir),
+                         out / "progress.png", title=f"{env.name}: Elo over training")
+    print(f"wrote {path}", flush=True)
   if interrupted:
     sys.exit(130)
 

@@ -64,8 +64,19 @@ def mover_policy(spec: str, env, model, variables):
   return agent.policy, f"games of {agent.name} against itself"
 
 
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+  """Exits with a message naming the flag for a count that cannot be."""
+  for flag, value, least in (("--states", args.states, 1), ("--batch", args.batch, 1),
+                             ("--simulations", args.simulations, 1),
+                             ("--opening-moves", args.opening_moves, 0)):
+    if value is not None and value < least:
+      parser.error(f"{flag} must be >= {least}, got {value}")
+
+
 def main(argv: list[str] | None = None) -> None:
-  args = build_parser().parse_args(argv)
+  parser = build_parser()
+  args = parser.parse_args(argv)
+  check_args(parser, args)
   run_dir = Path(args.checkpoint)
   out = Path(args.out) if args.out else run_dir / "export"
 

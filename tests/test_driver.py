@@ -40,6 +40,7 @@ def test_warm_start_refuses_another_network(tmp_path):
   other = dataclasses.replace(TINY, hidden=16, iterations=1)
   with pytest.raises(ValueError, match="--init-from"):
     train_and_evaluate(other, tmp_path / "b", progress=False, init_from=tmp_path / "a")
+  assert not (tmp_path / "b").exists()  # Refused before anything was written.
 
 
 def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):

@@ -17,8 +17,16 @@ The game logic is all in Python (`App`), so the page only draws what the server 
 forwards clicks; the tests drive `App` directly and the page through a real browser.
 
 Only one person plays at a time (it is a local page), so one session behind a lock is the whole
-state. Requests with a foreign `Host` header are refused (DNS rebinding), and POST bodies must be
-JSON (a cross-site form cannot send that without the browser asking first).
+state. While an engine thinks under that lock, `GET /api/state` answers at once with the
+position as it stood (`"busy": true`) instead of waiting for the move. Requests with a foreign
+`Host` header are refused (DNS rebinding), and POST bodies must be JSON (a cross-site form
+cannot send that without the browser asking first).
+
+Limits: a POST body is at most `MAX_BODY_BYTES` (413 beyond, 400 for a malformed
+`Content-Length`); a connection that sends nothing for `REQUEST_TIMEOUT` seconds is closed (408
+when a body was announced but did not come); engines from the page search 1..`MAX_SIMULATIONS`
+simulations ("sims", and "mcts:N" or "az:N" as opponent); the listen queue holds
+`LISTEN_BACKLOG` connections, so a burst of requests waits instead of being reset.
 """
 
 from __future__ import annotations
@@ -39,6 +47,12 @@ STATIC_DIR = Path(__file__).resolve().parent / "webui"
 _CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                   ".css": "text/css; charset=utf-8"}
 OPPONENTS = ("az", "mcts", "alphabeta", "azab", "random", "human")
+MAX_BODY_BYTES = 64 * 1024  # The API's bodies are a few short fields.
+REQUEST_TIMEOUT = 20.0  # Seconds a connection may stay silent (idle, or in the middle of a body).
+# The most simulations an engine of the page may search: the top rung of the rollout-MCTS
+# ladder. A move then takes seconds; far more would hold the session's lock for minutes.
+MAX_SIMULATIONS = 20480
+LISTEN_BACKLOG = 128  # socketserver's default of 5 resets connections in a burst.
 
 
 @dataclasses.dataclass
@@ -64,6 +78,8 @@ class App:
     self.save_dir = save_dir
     self.lock = threading.Lock()
     self.new_game(settings)
+    # The page's last state, served while the lock is held (an engine thinking).
+    self.snapshot = self.state_json()
 
   @classmethod
   def from_args(cls, args: argparse.Namespace) -> "App":
@@ -77,8 +93,7 @@ class App:
   # -- Actions (each called with the lock held) ----------------------------------------------
   def new_game(self, settings: Settings) -> None:
     """Starts a game with `settings`; on a ValueError the current game is kept."""
-    if settings.sims is not None and settings.sims < 1:
-      raise ValueError(f"simulations must be >= 1, got {settings.sims}")
+    check_simulations(settings)
     watch = settings.color == "watch"
     setup = play.resolve_setup(
         settings.game, rows=settings.rows, cols=settings.cols, checkpoint=settings.checkpoint,
@@ -267,8 +282,17 @@ class App:
 
   # -- HTTP --------------------------------------------------------------------------------------
   def handle(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Runs one API call; `(HTTP status, JSON reply)`. The reply is the new state."""
-    with self.lock:
+    """Runs one API call; `(HTTP status, JSON reply)`. The reply is the new state.
+
+    A state request while another call holds the lock (an engine thinking, a new game
+    compiling) gets the last state at once, marked `"busy": true`, rather than waiting.
+    """
+    if method == "GET" and path == "/api/state":
+      if not self.lock.acquire(blocking=False):
+        return 200, {**self.snapshot, "busy": True}
+    else:
+      self.lock.acquire()
+    try:
       try:
         if method == "GET" and path == "/api/state":
           pass
@@ -288,7 +312,23 @@ class App:
           return 404, {"error": f"no such call: {method} {path}"}
       except (ValueError, FileNotFoundError) as err:
         self.message = str(err)  # A bad setting: said on the page, the game goes on.
-      return 200, self.state_json()
+      self.snapshot = self.state_json()
+      return 200, {**self.snapshot, "busy": False}
+    finally:
+      self.lock.release()
+
+
+def check_simulations(settings: Settings) -> None:
+  """Raises ValueError unless the simulations the settings ask for (`sims`, or the opponent's
+  own "mcts:N" / "az:N") are in 1..`MAX_SIMULATIONS`."""
+  asked = [("simulations", settings.sims)]
+  if settings.opponent:
+    spec = play.EngineSpec.parse(settings.opponent)
+    if spec.kind in ("az", "mcts"):
+      asked.append((f"opponent {settings.opponent}", spec.strength))
+  for what, sims in asked:
+    if sims is not None and not 1 <= sims <= MAX_SIMULATIONS:
+      raise ValueError(f"{what}: simulations must be in 1..{MAX_SIMULATIONS}, got {sims}")
 
 
 def _can_undo(session: play.Session) -> bool:
@@ -303,7 +343,10 @@ def _settings_from(body: dict[str, Any], current: Settings) -> Settings:
   game = body.get("game") or current.game
   same_game = game == current.game
   sims = body.get("sims", current.sims)
-  sims = int(sims) if sims not in (None, "") else None
+  try:
+    sims = int(sims) if sims not in (None, "") else None
+  except (TypeError, ValueError):
+    raise ValueError(f"simulations: expected a whole number, got {sims!r}") from None
   # An empty choice is the default opponent; a missing one keeps the current opponent.
   opponent = (body["opponent"] or None) if "opponent" in body else current.opponent
   return Settings(
@@ -320,6 +363,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
   server: "Server"
   protocol_version = "HTTP/1.1"
 
+  def setup(self) -> None:
+    # The socket's timeout: a silent connection (idle keep-alive, a body that never comes)
+    # frees its thread after `server.request_timeout` seconds.
+    self.timeout = self.server.request_timeout
+    super().setup()
+
   def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
     if self.server.verbose:
       super().log_message(format, *args)
@@ -328,8 +377,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
     return host in ("127.0.0.1", "localhost", "::1")
 
-  def _send(self, status: int, content_type: str, data: bytes) -> None:
+  def _send(self, status: int, content_type: str, data: bytes, close: bool = False) -> None:
+    """Sends one reply; `close` ends the connection after it (a request whose body was not
+    read: what follows on the connection is not a request)."""
     self.send_response(status)
+    if close:
+      self.close_connection = True
+      self.send_header("Connection", "close")
     self.send_header("Content-Type", content_type)
     self.send_header("Content-Length", str(len(data)))
     self.send_header("Cache-Control", "no-store")
@@ -340,10 +394,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
     except (BrokenPipeError, ConnectionResetError):
       pass  # The page was closed or reloaded while the engine was thinking.
 
-  def _json(self, status: int, payload: dict[str, Any]) -> None:
-    self._send(status, "application/json", json.dumps(payload).encode())
+  def _json(self, status: int, payload: dict[str, Any], close: bool = False) -> None:
+    self._send(status, "application/json", json.dumps(payload).encode(), close)
+
+  def _read_body(self) -> bytes | None:
+    """The request's body, or None once an error reply is sent: 400 for a malformed
+    `Content-Length` or a body cut short, 413 above `MAX_BODY_BYTES`, 408 for one that stops
+    coming."""
+    text = self.headers.get("Content-Length")
+    if text is None:
+      return b""
+    try:
+      length = int(text)
+      if length < 0:
+        raise ValueError
+    except ValueError:
+      self._json(400, {"error": f"bad Content-Length: {text!r}"}, close=True)
+      return None
+    if length > MAX_BODY_BYTES:
+      self._json(413, {"error": f"the body is {length} bytes; at most {MAX_BODY_BYTES}"},
+                 close=True)
+      return None
+    try:
+      raw = self.rfile.read(length)
+    except TimeoutError:
+      self._json(408, {"error": f"the body did not arrive within {self.timeout:g} s"},
+                 close=True)
+      return None
+    if len(raw) < length:
+      self._json(400, {"error": "the body is shorter than its Content-Length"}, close=True)
+      return None
+    return raw
 
   def do_GET(self) -> None:  # noqa: N802 (stdlib's name)
+    if self.headers.get("Content-Length", "0") != "0":
+      self.close_connection = True  # A body with a GET is not read: it is no next request.
     if not self._host_ok():
       return self._json(403, {"error": "this page answers on 127.0.0.1 only"})
     path = urllib.parse.urlsplit(self.path).path
@@ -362,8 +447,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
   def do_POST(self) -> None:  # noqa: N802
     if not self._host_ok():
       return self._json(403, {"error": "this page answers on 127.0.0.1 only"})
-    length = int(self.headers.get("Content-Length") or 0)
-    raw = self.rfile.read(length) if length else b""
+    raw = self._read_body()
+    if raw is None:
+      return
     if not (self.headers.get("Content-Type") or "").startswith("application/json"):
       return self._json(415, {"error": "send JSON"})
     try:
@@ -394,10 +480,13 @@ class Server(http.server.ThreadingHTTPServer):
   """The HTTP server of one `App`, on 127.0.0.1."""
 
   daemon_threads = True
+  request_queue_size = LISTEN_BACKLOG
 
-  def __init__(self, app: App, port: int = 0, *, verbose: bool = False):
+  def __init__(self, app: App, port: int = 0, *, verbose: bool = False,
+               request_timeout: float = REQUEST_TIMEOUT):
     self.app = app
     self.verbose = verbose
+    self.request_timeout = request_timeout
     super().__init__(("127.0.0.1", port), Handler)
 
   @property
@@ -426,4 +515,5 @@ def serve(app: App, *, port: int = 8765, open_browser: bool = False,
     server.server_close()
 
 
-__all__ = ["App", "Handler", "OPPONENTS", "STATIC_DIR", "Server", "Settings", "serve"]
+__all__ = ["App", "Handler", "LISTEN_BACKLOG", "MAX_BODY_BYTES", "MAX_SIMULATIONS", "OPPONENTS",
+           "REQUEST_TIMEOUT", "STATIC_DIR", "Server", "Settings", "check_simulations", "serve"]

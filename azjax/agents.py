@@ -483,3 +483,4 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
   return env, make_alphazero(env, model=model, variables=variables, simulations=simulations,
                              algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")
 from azjax import alphabeta as _alphabeta  # noqa: E402,F401  (registers "alphabeta")
+from azjax import solver as _solver  # noqa: E402,F401  (registers "solver")

@@ -6,8 +6,8 @@ three things defined here:
 * **Engines**: the computer players. `Engine.analyse(state, key)` runs the agent's search on one
   position and returns an `Analysis`: the move it plays, its value estimate from its own side,
   and its top moves with visit shares, so a person sees *why* it played what it played. Engines
-  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "azab:3", "random")
-  by an `EngineFactory`, which caches them, so a new game against the same engine compiles
+  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "azab:3", "random",
+  "solver") by an `EngineFactory`, which caches them, so a new game against the same engine compiles
   nothing.
 * **Session**: one game. Every position is kept, so undo is a truncation; moves typed by a
   person are parsed and checked before anything is stepped (in azjax an illegal action is a
@@ -242,7 +242,7 @@ class Engine:
 
   Attributes:
     name: label for people and records, e.g. "az-gumbel64 (results/breakthrough_cpu)".
-    kind: "az", "mcts", "alphabeta", "azab" or "random".
+    kind: "az", "mcts", "alphabeta", "azab", "random" or "solver".
     thinking: what it does on each move, for the "is thinking" line.
     analyse_fn: `(state, key) -> Analysis` for one live, unbatched state.
   """
@@ -268,6 +268,29 @@ def _random_engine(env: base.Game) -> Engine:
                     (), "a uniformly random legal move")
 
   return Engine("random", "random", "picking a random legal move", analyse, compiled=True)
+
+
+def _solver_engine(env: base.Game) -> Engine:
+  """Perfect play (`azjax.solver`, tic-tac-toe and Connect Four), the exact value of every
+  move shown; it moves as the solver agent does."""
+  from azjax import solver
+
+  try:
+    solver.for_game(env)
+  except solver.SolverUnavailable as err:
+    raise ValueError(str(err)) from None
+
+  def analyse(state, key):
+    scores = solver.move_scores(env, state)
+    seed = int(jax.random.bits(key, (), jnp.uint32))
+    action = solver.solver_move(scores, np.asarray(state.board), seed)
+    values = solver.scores_to_values(scores)
+    order = np.nan_to_num(scores, nan=-np.inf)
+    return Analysis(action, env.action_to_move(state, action), float(values[action]), "value",
+                    _top_moves(env, state, action, order, None, values),
+                    "perfect play: every move solved exactly (+1 win, 0 draw, -1 loss)")
+
+  return Engine("solver", "solver", "solving the position exactly", analyse, compiled=True)
 
 
 def _mcts_engine(env: base.Game, simulations: int) -> Engine:
@@ -408,12 +431,13 @@ def _az_engine(env: base.Game, run_dir: str, simulations: int,
 @dataclasses.dataclass(frozen=True)
 class EngineSpec:
   """A parsed engine spec: "az", "az:128", "mcts:400", "alphabeta:3", "azab:3", "random",
-  "human". "azab" is alpha-beta with the trained network as its evaluation."""
+  "solver", "human". "azab" is alpha-beta with the trained network as its evaluation; "solver"
+  is perfect play (tic-tac-toe and Connect Four)."""
 
   kind: str
   strength: int | None = None  # simulations (az, mcts) or depth (alphabeta, azab)
 
-  KINDS = ("az", "mcts", "alphabeta", "azab", "random", "human")
+  KINDS = ("az", "mcts", "alphabeta", "azab", "random", "solver", "human")
   NETWORK_KINDS = ("az", "azab")  # need a trained agent
 
   @classmethod
@@ -425,7 +449,7 @@ class EngineSpec:
                        "alphabeta:3)")
     if not number:
       return cls(kind)
-    if kind in ("random", "human") or not number.isdigit() or int(number) < 1:
+    if kind in ("random", "solver", "human") or not number.isdigit() or int(number) < 1:
       raise ValueError(f"bad opponent {text!r}: only az:N, mcts:N (simulations), "
                        "alphabeta:N and azab:N (depth) take a positive number")
     return cls(kind, int(number))
@@ -481,6 +505,8 @@ class EngineFactory:
     if key not in self._cache:
       if spec.kind == "random":
         engine = _random_engine(env)
+      elif spec.kind == "solver":
+        engine = _solver_engine(env)
       elif spec.kind == "mcts":
         engine = _mcts_engine(env, strength)
       elif spec.kind == "alphabeta":

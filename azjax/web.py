@@ -46,7 +46,7 @@ from azjax import games, play, render
 STATIC_DIR = Path(__file__).resolve().parent / "webui"
 _CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                   ".css": "text/css; charset=utf-8"}
-OPPONENTS = ("az", "mcts", "alphabeta", "azab", "random", "human")
+OPPONENTS = ("az", "mcts", "alphabeta", "azab", "random", "solver", "human")
 MAX_BODY_BYTES = 64 * 1024  # The API's bodies are a few short fields.
 REQUEST_TIMEOUT = 20.0  # Seconds a connection may stay silent (idle, or in the middle of a body).
 # The most simulations an engine of the page may search: the top rung of the rollout-MCTS

@@ -11,6 +11,17 @@ is printed and appended to `<checkpoint>/eval.md` with the command that made it 
 to `DIR/eval.md`; every mode writes its tables and plots there). A run in the committed
 `results/` is written only when `--out` names it: by default its tables are printed only.
 
+    python -m experiments.evaluate --checkpoint DIR --solver [--simulations 32,128] \
+        [--positions results/solver_benchmark/connect_four.npz] [--solver-out FILE.md]
+
+strength against perfect play (`azjax.solver_benchmark`, tic-tac-toe and Connect Four): the
+mistake rate, optimal-move rate and value accuracy of the raw policy and of search with each
+`--simulations` count, by ply range, on the committed set of solver-labelled positions. The
+table goes to eval.md as in the other modes; `--solver-out FILE.md` also writes it alone with
+its command, and the metrics as `FILE.json` beside it.
+`--opponents solver` plays the perfect solver itself (random among the moves that keep its
+result for its first two moves).
+
 Three other modes:
 
     python -m experiments.evaluate --checkpoint DIR --ladder [--ladder-min 10 --ladder-max 20480]
@@ -83,6 +94,13 @@ def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
   name, _, arg = spec.partition(":")
   if name == "random" and not arg:
     return agents.make("random", env)
+  if name == "solver":
+    try:
+      opening = int(arg or 2)
+    except ValueError:
+      raise ValueError(f"opponent {spec!r}: expected solver or solver:<random opening moves>"
+                       ) from None
+    return agents.make("solver", env, random_opening_moves=opening)
   if name == "openspiel-mcts":
     try:
       return OpenSpielMCTS(int(arg or 1000))
@@ -97,7 +115,7 @@ def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
       return agents.make("mcts", env, simulations=number)
     return agents.make("alphabeta", env, depth=number)
   raise ValueError(f"unknown opponent {spec!r}; use random, mcts:<simulations>, "
-                   "alphabeta:<depth> or openspiel-mcts:<simulations>")
+                   "alphabeta:<depth>, solver or openspiel-mcts:<simulations>")
 
 
 def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | OpenSpielMCTS,
@@ -138,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "openspiel-mcts:<simulations> (OpenSpiel's C++ rollout MCTS)")
   parser.add_argument("--games", type=int, default=200,
                       help="games per opponent, rung or pair (even)")
-  parser.add_argument("--simulations", type=int, default=32)
+  parser.add_argument("--simulations", type=simulation_counts, default=32,
+                      help="search simulations per move; with --solver a comma-separated list "
+                      "(e.g. 32,128)")
   parser.add_argument("--raw-policy", action="store_true")
   parser.add_argument("--alphabeta", type=int, default=None, metavar="DEPTH",
                       help="the network plays alpha-beta of this depth with its value as the "
@@ -150,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--ladder", action="store_true",
                     help="play the doubling ladder of rollout-MCTS opponents")
+  mode.add_argument("--solver", action="store_true",
+                    help="mistakes against perfect play on solver-labelled positions, raw "
+                    "policy and search, by ply range (tic-tac-toe, Connect Four)")
   mode.add_argument("--pool", nargs="+", metavar="DIR_OR_SPEC",
                     help="round robin with Elo between run directories and opponent specs")
   mode.add_argument("--progress", action="store_true",
@@ -159,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="plot every ladder table of <checkpoint>/eval.md in one figure (a "
                     "ladder played in pieces, e.g. low and high rungs in two processes); a "
                     "player's later row for a rung replaces an earlier one")
+  parser.add_argument("--positions", default=None, metavar="NPZ",
+                      help="--solver: the labelled positions (default: the game's set in "
+                      "results/solver_benchmark/)")
+  parser.add_argument("--solver-out", default=None, metavar="FILE.md",
+                      help="--solver: write the table there with its command, and FILE.json")
   parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")
   parser.add_argument("--ladder-max", type=int, default=20480, help="last rung's simulations")
   parser.add_argument("--engine", choices=("azjax", "openspiel"), default="azjax",
@@ -181,7 +209,12 @@ def main(argv: list[str] | None = None) -> None:
   args = parser.parse_args(argv)
   if args.games <= 0 or args.games % 2:
     parser.error(f"--games must be positive and even, got {args.games}")
-  if args.simulations <= 0:
+  if isinstance(args.simulations, tuple) and not args.solver:
+    parser.error("only --solver takes several --simulations")
+  if args.solver and (args.alphabeta is not None or args.raw_policy):
+    parser.error("--solver scores the raw policy and search; --alphabeta and --raw-policy "
+                 "do not apply")
+  if min(args.simulations if isinstance(args.simulations, tuple) else [args.simulations]) <= 0:
     parser.error(f"--simulations must be positive, got {args.simulations}")
   if args.alphabeta is not None and args.raw_policy:
     parser.error("--alphabeta and --raw-policy are two different players; give one")
@@ -202,6 +235,8 @@ def main(argv: list[str] | None = None) -> None:
     run_progress(parser, args, command)
   elif args.ladder:
     run_ladder(parser, args, command)
+  elif args.solver:
+    run_solver(parser, args, command)
   elif args.ladder_plot:
     replot_ladders(parser, args)
   else:
@@ -262,6 +297,61 @@ def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
   checkpoint.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
                           + "\n".join(lines) + "\n")
   print(f"wrote {path}", flush=True)
+
+
+def simulation_counts(text: str) -> int | tuple[int, ...]:
+  """`--simulations`: "32" -> 32, "32,128" -> (32, 128) (several only with --solver)."""
+  try:
+    counts = tuple(int(x) for x in text.split(","))
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected an integer or a comma-separated list of "
+                                     f"integers, got {text!r}") from None
+  return counts[0] if len(counts) == 1 else counts
+
+
+# -- Solver benchmark ------------------------------------------------------------------------------
+
+
+def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
+  """The network's mistakes against perfect play (`azjax.solver_benchmark`)."""
+  import json  # noqa: PLC0415
+
+  from azjax import checkpoint, solver_benchmark  # noqa: PLC0415
+
+  counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
+  try:
+    config, env, model, abstract = agents.load_network(args.checkpoint)
+    path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
+    if path is None:
+      raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
+                       "tic_tac_toe, connect_four)")
+    positions = solver_benchmark.Positions.load(path)
+    variables = checkpoint.load_model(args.checkpoint, abstract)
+    t0 = time.time()
+    results = solver_benchmark.evaluate_agent(
+        env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
+        key=jax.random.key(args.seed))
+  except (FileNotFoundError, ValueError) as err:
+    parser.exit(2, f"error: {err}\n")
+  seconds = time.time() - t0
+  sources = "; ".join(f"src{i}: {int(np.sum(positions.source == i))} from {name}"
+                      for i, name in enumerate(positions.sources))
+  lines = [f"Solver benchmark of {args.checkpoint} on {path} ({len(positions)} positions; "
+           f"{sources}); {seconds:.0f} s", "", solver_benchmark.markdown_table(results)]
+  print("\n".join(lines), flush=True)
+  append_eval(output_dir(args, args.checkpoint), command, lines)
+  if args.solver_out:
+    out = Path(args.solver_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"`{command}` (backend {jax.default_backend()})\n\n" + "\n".join(lines)
+                   + "\n")
+    # NaN (a rate over no positions) as null, which every JSON reader takes.
+    metrics = {player: {part: {k: None if v != v else v for k, v in m.items()}
+                        for part, m in parts.items()} for player, parts in results.items()}
+    report = dict(command=command, checkpoint=args.checkpoint, positions=str(path),
+                  sources=list(positions.sources), seconds=seconds, metrics=metrics)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {out} and {out.with_suffix('.json')}", flush=True)
 
 
 # -- Ladder ----------------------------------------------------------------------------------------
@@ -498,7 +588,7 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
   for item in args.pool:
     if not Path(item).is_dir() and "/" not in item:
       name = item.partition(":")[0]
-      if name not in ("random", "mcts", "alphabeta"):
+      if name not in ("random", "mcts", "alphabeta", "solver"):
         parser.exit(2, f"error: --pool item {item!r} is neither a run directory nor an opponent "
                        "spec (random, mcts:<simulations>, alphabeta:<depth>)\n")
   try:

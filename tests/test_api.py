@@ -17,6 +17,7 @@ CASES = [
     ("breakthrough", {}),
     ("breakthrough", {"rows": 5, "cols": 5, "observation": "thesis"}),
     ("checkers", {}),
+    ("slider", {}),
 ]
 
 
@@ -78,7 +79,8 @@ def test_attributes(env):
   assert env.observation_shape[:2] == (env.rows, env.cols)
   assert env.max_game_length > 0
   if env.name != "connect_four":  # Connect Four's action is a column.
-    assert env.num_actions == env.rows * env.cols * env.action_planes
+    passes = int(env.name == "slider")  # Slider's pass is one more action, after the squares.
+    assert env.num_actions == env.rows * env.cols * env.action_planes + passes
 
 
 def test_init_dtypes_and_shapes(env):
@@ -116,7 +118,8 @@ def test_no_retrace_in_batched_play(env):
 
 def test_random_batched_play_to_the_end(env):
   """Random play with automatic reset: games end, rewards are zero-sum and only at the end."""
-  steps = {"tic_tac_toe": 40, "connect_four": 90, "breakthrough": 300, "checkers": 300}[env.name]
+  steps = {"tic_tac_toe": 40, "connect_four": 90, "breakthrough": 300, "checkers": 300,
+           "slider": 300}[env.name]
   outputs, _ = _random_play(env, steps)
   terminated, rewards, mask, player, obs, actions, mask_before = map(np.asarray, outputs)
   assert terminated.any(), "no game ended"

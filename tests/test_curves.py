@@ -1,0 +1,43 @@
+"""Learning curves against perfect play: each snapshot of a run scored on solver-labelled positions."""
+
+import json
+
+import numpy as np
+
+from azjax import curves, solver_benchmark
+from azjax.config import Config
+from azjax.driver import train_and_evaluate
+from experiments import efficiency
+
+TINY = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
+              simulations=4, max_num_considered_actions=4, selfplay_batch=16, selfplay_steps=4,
+              buffer_size=512, min_buffer=32, train_batch=32, sgd_steps=2, iterations=4,
+              eval_every=0, eval_games=0, checkpoint_every=2, augment=True,
+              value_target_mix=0.5)
+
+
+def test_solver_curve_of_every_snapshot(tmp_path):
+  run = tmp_path / "run"
+  train_and_evaluate(TINY, run, progress=False)
+  positions = solver_benchmark.Positions.load(solver_benchmark.DEFAULT_PATHS["tic_tac_toe"])
+  small = positions.subset(np.arange(0, len(positions), 15))
+  path = small.save(tmp_path / "ttt.npz")
+  out = tmp_path / "curves"
+  efficiency.main([f"tiny={run}", "--out", str(out), "--positions", str(path),
+                   "--simulations", "0,4"])
+  rows = curves.read_jsonl(out / "tiny.jsonl")
+  metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+  assert [r["iteration"] for r in rows] == [2, 4]
+  # Each row carries its snapshot's training time from the run's own metrics.
+  seconds = {m["iteration"]: m["seconds"] for m in metrics}
+  assert [r["minutes"] for r in rows] == [round(seconds[i] / 60, 2) for i in (2, 4)]
+  for r in rows:
+    for player in ("policy", "search4"):
+      assert 0 <= r[f"{player}/mistake_rate"] <= 1 and 0 <= r[f"{player}/optimal_rate"] <= 1
+  # The library call gives the same rows (every k-th snapshot keeps the first and the last).
+  assert curves.solver_curve(run, small, simulations=(0, 4), every=5) == rows
+  assert (out / "mistakes.png").stat().st_size > 0 and "| 4 |" in (out / "curves.md").read_text()
+  # --replot redraws from the JSONL alone.
+  (out / "mistakes.png").unlink()
+  efficiency.main(["--out", str(out), "--replot"])
+  assert (out / "mistakes.png").exists()

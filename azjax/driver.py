@@ -240,6 +240,10 @@ def check_run_dir(config: Config, run_dir: str | Path, *, resume: bool = False,
   directory that holds no run (or `overwrite`); a resumed one, the same config as saved (only
   the budget, `minutes` and `iterations`, may change).
 
+  A resume with no checkpoint starts over (the run stopped before its first one), unless the
+  directory holds a network (`model/`, `models/`): a finished or committed run, which cannot be
+  continued and must not be replaced.
+
   Raises:
     FileNotFoundError: `resume` where there is no config.json.
     ValueError: any other refusal, saying what to do instead.
@@ -255,6 +259,15 @@ def check_run_dir(config: Config, run_dir: str | Path, *, resume: bool = False,
     if diff:
       raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
                        + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
+    checkpoints = run_dir / "checkpoints"
+    has_checkpoint = checkpoints.is_dir() and any(
+        p.is_dir() and p.name.isdigit() for p in checkpoints.iterdir())
+    networks = [name for name in ("model", "models") if name in run_files(run_dir)]
+    if not has_checkpoint and networks:
+      # Starting such a run over would replace its network and drop its metrics.
+      raise ValueError(f"--resume: {run_dir} holds a trained network ({', '.join(networks)}) "
+                       "but no checkpoint to continue from; start a new run, e.g. with "
+                       f"--init-from {run_dir} to begin from its network")
     return
   held = run_files(run_dir)
   if held and not overwrite:

@@ -78,6 +78,7 @@ def test_commands_leave_a_committed_result_byte_identical(tmp_path, capsys):
   for argv in (["--run-dir", str(run), "--iterations", "1"],
                ["--run-dir", str(run), "--set", "simulations=4", "--set", "hidden=8"],
                ["--run-dir", str(run), "--resume", "--set", "simulations=4"],
+               ["--run-dir", str(run), "--resume"],  # a network but no checkpoint
                ["--run-dir", str(run), "--set", "game=breakthrough"],
                ["--run-dir", str(run), "--set", "learning_rate=inf"]):
     err = cli_error(capsys, "tic_tac_toe", argv)
@@ -86,6 +87,8 @@ def test_commands_leave_a_committed_result_byte_identical(tmp_path, capsys):
   err = cli_error(capsys, "tic_tac_toe", ["--run-dir", str(run), "--set", "hidden=8"])
   assert "already holds a run (config.json, metrics.jsonl, metrics.csv, model)" in err
   assert "--resume" in err and "--overwrite" in err
+  err = cli_error(capsys, "tic_tac_toe", ["--run-dir", str(run), "--resume"])
+  assert "holds a trained network (model) but no checkpoint" in err and "--init-from" in err
   # Evaluation writes to a committed run only when --out names it.
   from experiments import evaluate
   args = evaluate.build_parser().parse_args(["--checkpoint", str(RESULTS / "tic_tac_toe")])

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
@@ -93,8 +94,16 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
       state=ocp.args.StandardRestore(older), meta=ocp.args.JsonRestore()))
   state = dict(restored.state)
   if isinstance(older["selfplay"].buffer, dict):
-    buffer = replay.from_flat_layout(state["selfplay"].buffer, target.selfplay.buffer)
-    buffer = jax.tree.map(_place_like, buffer, target.selfplay.buffer)
+    saved = dict(state["selfplay"].buffer)
+    like = target.selfplay.buffer
+    for name, fill in _ADDED_BUFFER_FIELDS.items():
+      if name not in saved:
+        saved[name] = fill(saved)
+    if "game" in saved:
+      buffer = replay.from_flat_layout(saved, like)
+    else:
+      buffer = replay.ReplayBuffer(**{name: saved[name] for name in like.keys()})
+    buffer = jax.tree.map(_place_like, buffer, like)
     state["selfplay"] = state["selfplay"].replace(buffer=buffer)
   missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
   return type(abstract_state)(**state, **missing), restored.meta
@@ -145,13 +154,23 @@ def _place_like(x: jax.Array, like: Any) -> jax.Array:
   return x if sharding is None else jax.device_put(x, sharding)
 
 
+# Replay-buffer fields added since some checkpoints were written, and what an old row holds:
+# its outcome as the root value (so mixing it into the value target changes nothing) and a
+# full search (there were no cheap ones).
+_ADDED_BUFFER_FIELDS = {
+    "root_value": lambda buffer: buffer["value"],
+    "full_search": lambda buffer: jnp.ones_like(buffer["has_target"]),
+}
+
+
 def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> dict | None:
   """For a checkpoint an older azjax wrote, the target's fields as on disk (a dict); None when
-  the mismatch is not one of these two:
+  the mismatch is not one of these:
 
   - fields of the state added since that are empty (the gating network, `{}` without gating);
   - the replay buffer as one flat ring of rows (`replay.flat_layout`), before its `[T, B]`
-    layout: restored into that shape, then laid out anew.
+    layout: restored into that shape, then laid out anew;
+  - a replay buffer without the fields added since (`_ADDED_BUFFER_FIELDS`), which are filled in.
 
   A missing field that holds arrays cannot be made up.
   """
@@ -170,11 +189,14 @@ def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> 
   if any(fields[name] != {} for name in missing):
     return None
   older = {name: value for name, value in fields.items() if name in on_disk}
-  flat_buffer = "game" in saved.get("selfplay", {}).get("buffer", {})
-  if flat_buffer:
+  buffer_on_disk = set(saved.get("selfplay", {}).get("buffer", {}).keys())
+  flat_buffer = "game" in buffer_on_disk
+  added = [name for name in _ADDED_BUFFER_FIELDS if buffer_on_disk and name not in buffer_on_disk]
+  if flat_buffer or added:
     sp = older["selfplay"]
-    older["selfplay"] = sp.replace(buffer=replay.flat_layout(sp.buffer))
-  return older if missing or flat_buffer else None
+    buffer = replay.flat_layout(sp.buffer) if flat_buffer else dict(sp.buffer.items())
+    older["selfplay"] = sp.replace(buffer={k: v for k, v in buffer.items() if k not in added})
+  return older if missing or flat_buffer or added else None
 
 
 def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = None) -> Path:

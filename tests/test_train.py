@@ -291,19 +291,29 @@ def test_restores_a_checkpoint_written_before_the_gating_fields(trainer, tmp_pat
     checkpoint.restore(checkpoint.manager(tmp_path), gated)
 
 
-def test_restores_a_checkpoint_with_the_flat_replay_buffer(trainer, iteration, tmp_path):
-  """Before the `[T, B]` layout the buffer was one ring of `N` rows with a `game` column."""
+@pytest.mark.parametrize("flat,root_values", [(True, True), (True, False), (False, False)])
+def test_restores_a_checkpoint_with_an_older_replay_buffer(trainer, iteration, tmp_path, flat,
+                                                           root_values):
+  """Before the `[T, B]` layout the buffer was one ring of `N` rows with a `game` column; before
+  value-target mixing and playout cap randomisation it had no root values or full-search flags
+  (restored as the outcome and True)."""
   from azjax import checkpoint
   state, _ = iteration(trainer.init())
   state, _ = iteration(state)
   buf = state.selfplay.buffer
   batch = buf.value.shape[1]
   assert 0 < int(buf.num_targets) and int(buf.pointer) == 8  # 2 x 4 moves: a partly full ring
-  flat = {name: x.reshape((-1,) + x.shape[2:]) for name, x in buf.items() if name != "pointer"}
-  flat["game"] = jnp.where(flat["episode"] >= 0, jnp.arange(flat["value"].size) % batch, -1)
-  flat["pointer"] = buf.pointer * batch
-  old = state.replace(selfplay=state.selfplay.replace(buffer=flat))
-  checkpoint.save(checkpoint.manager(tmp_path), 2, old)
+  old = dict(buf.items())
+  if flat:
+    old = {name: x.reshape((-1,) + x.shape[2:]) for name, x in old.items() if name != "pointer"}
+    old["game"] = jnp.where(old["episode"] >= 0, jnp.arange(old["value"].size) % batch, -1)
+    old["pointer"] = buf.pointer * batch
+  if not root_values:
+    del old["root_value"], old["full_search"]
+    state = state.replace(selfplay=state.selfplay.replace(buffer=buf.replace(
+        root_value=buf.value, full_search=jnp.ones_like(buf.full_search))))
+  checkpoint.save(checkpoint.manager(tmp_path), 2,
+                  state.replace(selfplay=state.selfplay.replace(buffer=old)))
   restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
   chex.assert_trees_all_equal(restored, state)
 

@@ -3,6 +3,9 @@
 >>> env = make("breakthrough", rows=6, cols=6)
 >>> state = env.init(jax.random.key(0))
 >>> state = env.step(state, env.move_to_action(state, "a2a3"))
+
+A game is one module with a `base.Game` subclass (its rules and what it says about itself: see
+`base.Game`) and one line in `_REGISTRY` below; nothing else in azjax names a game.
 """
 
 from __future__ import annotations
@@ -16,11 +19,24 @@ _REGISTRY = {
     "breakthrough": ("azjax.games.breakthrough", "Breakthrough"),
     "checkers": ("azjax.games.checkers", "Checkers"),
     "connect_four": ("azjax.games.connect_four", "ConnectFour"),
-    "slider": ("azjax.games.slider", "Slider"),
     "tic_tac_toe": ("azjax.games.tic_tac_toe", "TicTacToe"),
 }
 
 GAMES = tuple(_REGISTRY)
+# The game people get when they name none (the terminal player and the web page).
+DEFAULT_GAME = "breakthrough"
+
+
+def game_class(name: str) -> type[Game]:
+  """The class of game `name` (one of `GAMES`), for its class attributes without building one.
+
+  Raises:
+    ValueError: for an unknown name.
+  """
+  if name not in _REGISTRY:
+    raise ValueError(f"unknown game {name!r}; available: {', '.join(GAMES)}")
+  module_name, class_name = _REGISTRY[name]
+  return getattr(importlib.import_module(module_name), class_name)
 
 
 def make(name: str, **kwargs) -> Game:
@@ -29,15 +45,12 @@ def make(name: str, **kwargs) -> Game:
   Raises:
     ValueError: for an unknown name or an option the game does not take.
   """
-  if name not in _REGISTRY:
-    raise ValueError(f"unknown game {name!r}; available: {', '.join(GAMES)}")
-  module_name, class_name = _REGISTRY[name]
-  cls = getattr(importlib.import_module(module_name), class_name)
+  cls = game_class(name)
   try:
     return cls(**kwargs)
   except TypeError as err:
     raise ValueError(f"{name}: bad option: {err}") from None
 
 
-__all__ = ["Game", "GAMES", "make", "step_autoreset", "uniform_legal_action",
-           "uniform_legal_actions"]
+__all__ = ["DEFAULT_GAME", "Game", "GAMES", "game_class", "make", "step_autoreset",
+           "uniform_legal_action", "uniform_legal_actions"]

@@ -1,9 +1,9 @@
 """Contracts shared by every game: the state fields, the `Game` interface, notation helpers.
 
 Every game module defines a frozen `State` pytree (a `flax.struct.dataclass`) holding at least
-the fields of `StateLike` below, and a `Game` subclass whose `init` and `step` are pure functions
-of one unbatched state. Batching happens outside, with `jax.vmap`, at a few named places
-(self-play, the arena, benchmarks).
+the fields of `StateLike` below, and a `Game` subclass whose `init` and `_step` are pure
+functions of one unbatched state (the public `step` wraps `_step` once, here). Batching happens
+outside, with `jax.vmap`, at a few named places (self-play, the arena, benchmarks).
 
 Conventions (every game; tests in `tests/test_api.py` check them):
 
@@ -19,7 +19,8 @@ Conventions (every game; tests in `tests/test_api.py` check them):
 * `rewards[p]` is the reward of the last transition to player `p`; it is non-zero only on the
   transition that ends the game, and `rewards[0] + rewards[1] == 0` always.
 * Stepping a terminated state is a **no-op**: the state comes back unchanged except that
-  `rewards` is zeroed (so summing rewards over a trajectory never double counts).
+  `rewards` is zeroed (so summing rewards over a trajectory never double counts). `Game.step`
+  applies this rule for every game, so a game's `_step` only handles live states.
 * Playing an illegal action in a live state is a **loss for the mover**: the game ends with
   reward -1 for the mover and +1 for the opponent, and the board is left as it was. This is
   pgx's convention; it keeps every game in a batch well defined and makes an agent bug show up
@@ -28,8 +29,9 @@ Conventions (every game; tests in `tests/test_api.py` check them):
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Any, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -59,12 +61,95 @@ class StateLike(Protocol):
     ...
 
 
+@dataclasses.dataclass(frozen=True)
+class SvgStyle:
+  """How `azjax.render.to_svg` draws a game's board (the `Game.svg_style` hook)."""
+
+  kind: str  # "checkered", "frame" (a panel with holes, Connect Four) or "grid" (tic-tac-toe)
+  light: str  # colours, as SVG accepts them ("#f0d9b5")
+  dark: str
+  pieces: tuple[str, str]  # fill of player 0's and player 1's pieces
+  outlines: tuple[str, str]
+  background: str = "#ffffff"
+  last_move: str = "#f6d743"
+  highlight: str = "#2f9e44"
+
+
+CHECKERED_STYLE = SvgStyle("checkered", light="#f0d9b5", dark="#b58863",
+                           pieces=("#f8f6f0", "#262626"), outlines=("#333333", "#000000"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Concept:
+  """A human concept for probing (the `Game.concepts` hook): `fn(state) -> [] float32`, a pure
+  jnp function of one unbatched state from the side of its player to move."""
+
+  name: str
+  fn: Callable[[Any], Array]
+  binary: bool  # 0/1 labels (classifiers) rather than a count (regression)
+  description: str
+
+  @classmethod
+  def of(cls, name: str, fn: Callable[[Any], Any], binary: bool, description: str) -> "Concept":
+    """A concept whose `fn` may return a bool or an int: its value is cast to float32."""
+    return cls(name, lambda state: jnp.asarray(fn(state), jnp.float32), binary, description)
+
+
 class Game:
   """Interface of a two-player, zero-sum, perfect-information game.
 
-  Subclasses set the attributes below and implement `init`, `step`, `_observe`,
-  `action_to_move`, `_parse_move` and `board_array`. `init` and `step` must be pure,
-  unbatched, jit- and vmap-able, with no Python control flow on traced values.
+  **What every game defines** (the base raises NotImplementedError): the attributes below
+  (`name` ... `piece_symbols`) and the methods `init`, `_step`, `board_array`, `action_to_move`
+  and `_parse_move`. `init` and `_step` must be pure, unbatched, jit- and vmap-able, with no
+  Python control flow on traced values. A game writes `_step` for live states only; the public
+  `step` (here) adds the no-op on terminated states, once for every game.
+
+  **What a game says about itself** (optional hooks, grouped in the class body under that
+  title). Everything specific to one game lives on its class and the other modules ask the
+  game, never its name, so a new game is one module plus one line in the registry
+  (`azjax/games/__init__.py`). Each default suits a game without the feature:
+
+  * `side_names: tuple[str, str]`: what people call player 0 and player 1 ("white",
+    "black"); play and the web page. Default ("first player", "second player").
+  * `rules_text: str`: a short tutorial of the rules and the move notation (`play.rules`, the
+    page's rules box). Default: "<name>: no tutorial written."
+  * `example_move: str`: a move in the notation, legal in the start position, for prompts.
+    Default: the first legal move of the start position.
+  * `legend() -> str | None`: what the ASCII board's letters mean ("w = white, b = black").
+    Default: from `piece_symbols` and `side_names`; None when the letters are the names.
+  * `describe() -> str`: the game and its variant for people ("breakthrough 6x6"). Default:
+    `name`.
+  * `svg_style: SvgStyle`: how `render.to_svg` draws the board. Default `CHECKERED_STYLE`.
+  * `alphabeta_evaluation(state) -> [] float32`: the alpha-beta agent's default evaluation of
+    a live state, from the mover's side, far below `alphabeta.WIN_SCORE`. Default 0 (pure
+    search).
+  * `concepts() -> dict[str, Concept]`: the concepts `azjax.probe` labels positions with.
+    Default {} (probing refuses the game).
+  * `openspiel_game() -> (name, params) | None`: the OpenSpiel game with the same rules, for
+    `azjax.openspiel_bridge`. Default None (no counterpart). Moves are matched through a common
+    key: `openspiel_key(state, action)` of an azjax action (default: its notation) and
+    `openspiel_action_key(text)` of OpenSpiel's action string (default: the string).
+  * `move_path(text) -> list[str]`: a typed move split into one move per action (checkers'
+    "c3e5g7" -> ["c3e5", "e5g7"]); `path_to_actions` plays such a path. Default [text].
+  * `move_squares(move) -> (from_square, target_squares)`: the squares a click interface
+    highlights for a legal move. Default: the squares of the notation ("a2a3" -> ("a2",
+    ["a3"]), "b2" -> (None, ["b2"])).
+  * `one_click_move(square) -> str | None`: the move a click on `square` plays at once on the
+    web page (tic-tac-toe: the square; Connect Four: its column), or None where a click first
+    selects a piece. Default None.
+  * `no_move_reason: str`: why an own piece may have no legal move though a square next to it
+    is free, said when one is clicked (checkers: "a capture is compulsory"). Default "".
+  * `config_options: tuple[str, ...]`: the `azjax.config.Config` fields that are constructor
+    options of the game (Breakthrough: rows, cols, observation); `Config.game_kwargs` passes
+    those not left at 0, and `Config.validate` refuses the others when set. Default ().
+  * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
+    whether it is a king. Default: the convention in `azjax.render`'s docstring.
+
+  Dependencies point one way: a game module imports jax, numpy and this module, never
+  `render`, `alphabeta`, `probe` or the OpenSpiel bridge. So the hooks return plain data and
+  pure functions: the style and concept types are defined here (`SvgStyle`, `Concept`), an
+  evaluation or concept function lives in its game's module, and the OpenSpiel game is named,
+  not loaded (the bridge loads it).
   """
 
   name: str
@@ -85,7 +170,17 @@ class Game:
     raise NotImplementedError
 
   def step(self, state: Any, action: Array) -> Any:
-    """Plays `action` (int32 scalar) for `state.current_player`. See module docstring."""
+    """Plays `action` (int32 scalar) for `state.current_player`. See module docstring.
+
+    A terminated state comes back unchanged with zero rewards; any other goes to `_step`.
+    Both are computed and one is selected with `where`: under `vmap` (self-play, search) a
+    `lax.cond` on a batched predicate runs both branches anyway.
+    """
+    finished = state.replace(rewards=jnp.zeros(2, jnp.float32))
+    return tree_select(state.terminated, finished, self._step(state, action))
+
+  def _step(self, state: Any, action: Array) -> Any:
+    """`step` for a live state: the game's own rules (legal moves, illegal-move loss, end)."""
     raise NotImplementedError
 
   def observe(self, state: Any) -> Array:
@@ -141,8 +236,122 @@ class Game:
           f"{self.name}: illegal move {move!r}; legal moves: {' '.join(self.legal_moves(state))}")
     return action
 
+  def path_to_actions(self, state: Any, path: str, *, complete: bool = True) -> list[int]:
+    """Actions of a move typed as a path (`move_path`), e.g. checkers' "c3e5g7" (two hops).
+
+    Each move of the path is checked against the position it is played in; the turn must not
+    pass before the path ends.
+
+    Args:
+      state: the position before the path.
+      path: the typed move.
+      complete: also require the turn to be over at the end of the path (the same player not
+        to move again).
+    Returns:
+      The action ids, in order.
+    Raises:
+      ValueError: for a malformed or illegal move of the path, a move after the turn has
+        passed, or (if `complete`) a path after which the same player must move again.
+    """
+    # Jitted once per game object: a path is typed by people, one step at a time.
+    step = self.__dict__.get("_path_step")
+    if step is None:
+      step = self.__dict__["_path_step"] = jax.jit(self.step)
+    player = int(state.current_player)
+    actions = []
+    for i, move in enumerate(self.move_path(path)):
+      if i > 0 and (bool(state.terminated) or int(state.current_player) != player):
+        raise ValueError(f"{self.name}: path {path!r} goes on after the turn ended, at {move!r}")
+      try:
+        action = self.move_to_action(state, move)
+      except ValueError as err:
+        reason = str(err).removeprefix(f"{self.name}: ")
+        raise ValueError(f"{self.name}: path {path!r}: {reason}") from None
+      actions.append(action)
+      state = step(state, jnp.int32(action))
+    if complete and not bool(state.terminated) and int(state.current_player) == player:
+      raise ValueError(
+          f"{self.name}: path {path!r} is incomplete: the same player moves again "
+          f"({' '.join(self.legal_moves(state))})")
+    return actions
+
   def __repr__(self) -> str:
     return f"{type(self).__name__}(name={self.name!r}, rows={self.rows}, cols={self.cols})"
+
+  # -- What a game says about itself (hooks with defaults; see the class docstring) ------------
+  side_names: tuple[str, str] = ("first player", "second player")
+  svg_style: SvgStyle = CHECKERED_STYLE
+  no_move_reason: str = ""
+  config_options: tuple[str, ...] = ()
+
+  @property
+  def rules_text(self) -> str:
+    return f"{self.name}: no tutorial written."
+
+  @property
+  def example_move(self) -> str:
+    return self.legal_moves(self.init(jax.random.key(0)))[0]
+
+  def describe(self) -> str:
+    return self.name
+
+  def piece_owner(self, code: int) -> int:
+    """The player (0 or 1) owning piece `code` (non-zero): with `n` non-empty codes, codes
+    `1..n/2` are player 0's and the others player 1's."""
+    codes = sorted(c for c in self.piece_symbols if c != 0)
+    return int(codes.index(int(code)) >= len(codes) // 2)
+
+  def piece_is_king(self, code: int) -> bool:
+    """Whether `code` is a player's second code (a checkers king)."""
+    codes = sorted(c for c in self.piece_symbols if c != 0)
+    per_player = max(len(codes) // 2, 1)
+    return per_player > 1 and codes.index(int(code)) % per_player == per_player - 1
+
+  def legend(self) -> str | None:
+    parts = []
+    for code, symbol in sorted(self.piece_symbols.items()):
+      if code == 0:
+        continue
+      side = self.side_names[self.piece_owner(code)]
+      if symbol == side:
+        return None  # tic-tac-toe: the marks are the names
+      parts.append(f"{symbol} = {side}" + (" king" if self.piece_is_king(code) else ""))
+    return ", ".join(parts)
+
+  def alphabeta_evaluation(self, state: Any) -> Array:
+    return zero_evaluation(state)
+
+  def concepts(self) -> dict[str, Concept]:
+    return {}
+
+  def openspiel_game(self) -> tuple[str, dict[str, Any]] | None:
+    return None
+
+  def openspiel_key(self, state: Any, action: int) -> str:
+    return self.action_to_move(state, action)
+
+  def openspiel_action_key(self, text: str) -> str:
+    return text
+
+  def move_path(self, text: str) -> list[str]:
+    return [text]
+
+  def move_squares(self, move: str) -> tuple[str | None, list[str]]:
+    squares = [square_name(s, self.cols) for s in parse_squares(move, self.rows, self.cols,
+                                                                  self.name)]
+    if len(squares) == 1:
+      return None, squares
+    return squares[0], squares[1:]
+
+  def one_click_move(self, square: str) -> str | None:
+    del square  # A click selects a piece; a second click on a target square moves it.
+    return None
+
+
+def zero_evaluation(state: Any) -> Array:
+  """0 for every state: pure search, where only won and lost positions get a value. Works
+  batched (`[B]` zeros for a batch)."""
+  return jnp.zeros(jnp.shape(state.current_player), jnp.float32)
 
 
 class Symmetry(NamedTuple):
@@ -161,6 +370,23 @@ def mirror_cells(rows: int, cols: int) -> np.ndarray:
   """`[rows * cols]` gather indices of the left-right mirror (file a <-> the last file)."""
   grid = np.arange(rows * cols).reshape(rows, cols)
   return grid[:, ::-1].reshape(-1).astype(np.int32)
+
+
+# -- Grids in the mover's frame (for evaluations and concepts) ------------------------------------
+
+
+def flip_grid(grid: Array) -> Array:
+  """`[R, C]` board in the mover's frame -> the same board seen by the opponent (rotated by 180
+  degrees and negated), which turns a mover's concept into the opponent's."""
+  return -grid[::-1, ::-1]
+
+
+def shift_grid(x: Array, rows: int, cols: int, fill) -> Array:
+  """`out[r, c] = x[r + rows, c + cols]`, `fill` where that falls off the board. `x` `[R, C]`."""
+  height, width = x.shape
+  pad = max(abs(rows), abs(cols))
+  padded = jnp.pad(x, pad, constant_values=fill)
+  return jax.lax.dynamic_slice(padded, (pad + rows, pad + cols), (height, width))
 
 
 # -- Square notation -------------------------------------------------------------------------------

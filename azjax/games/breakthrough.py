@@ -26,7 +26,7 @@ being row + 1. The target square is `square + cols + direction - 1`.
 The board is stored from the mover's side (+1 the mover's pieces, -1 the opponent's, 0 empty),
 reversed and negated after every move.
 
-Speed notes (`step` is the inner loop of self-play and of every benchmark):
+Speed notes (`_step` is the inner loop of self-play and of every benchmark):
 
 * The legal mask is computed with whole-board shifted comparisons on the flat board (no loops,
   no indexing with traced values).
@@ -159,6 +159,50 @@ class Breakthrough(base.Game):
   name = "breakthrough"
   piece_symbols = {0: ".", 1: "w", 2: "b"}
 
+  # -- What a game says about itself (see `base.Game`) -------------------------------------------
+  side_names = ("white", "black")
+  config_options = ("rows", "cols", "observation")
+
+  @property
+  def rules_text(self) -> str:
+    return f"""\
+Breakthrough ({self.rows}x{self.cols})
+  White starts on the two bottom ranks and moves up; black starts on the two top ranks and
+  moves down. White moves first.
+  A piece moves ONE square forward: straight ahead onto an empty square, or diagonally forward
+  onto an empty square or onto an enemy piece, which is captured. Pieces never capture straight
+  ahead, and captures are not compulsory.
+  You win by reaching the far rank with any piece, or by capturing all enemy pieces.
+  There are no draws.
+  Notation: from-square then to-square, e.g. a2a3 (straight) or b2c3 (diagonal)."""
+
+  @property
+  def example_move(self) -> str:
+    """"a2a3": a straight step from white's front rank (rank 1 on boards of fewer than 6 rows)."""
+    return f"a{self.home_ranks}a{self.home_ranks + 1}"
+
+  def describe(self) -> str:
+    return f"{self.name} {self.rows}x{self.cols}"
+
+  def openspiel_game(self) -> tuple[str, dict]:
+    return "breakthrough", {"rows": self.rows, "columns": self.cols}
+
+  def openspiel_key(self, state: State, action: int) -> str:
+    """The move with its ranks mirrored (`rank -> rows + 1 - rank`, files unchanged):
+    OpenSpiel's player 0 starts at the top, so azjax's "a2a3" is OpenSpiel's "a7a6"."""
+    squares = base.parse_squares(self.action_to_move(state, action), self.rows, self.cols,
+                                 self.name)
+    return "".join(f"{base.FILES[s % self.cols]}{self.rows - s // self.cols}" for s in squares)
+
+  def openspiel_action_key(self, text: str) -> str:
+    return text.rstrip("*")  # OpenSpiel marks captures: "e4d5*".
+
+  def alphabeta_evaluation(self, state: State) -> jax.Array:
+    return evaluation(state)
+
+  def concepts(self) -> dict[str, base.Concept]:
+    return concepts(self.rows, self.cols)
+
   def __init__(self, rows: int = 8, cols: int = 8, observation: str = "mover"):
     for label, value in (("rows", rows), ("cols", cols)):
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -226,12 +270,11 @@ class Breakthrough(base.Game):
   def _legal_mask(self, board: jax.Array) -> jax.Array:
     return _legal_mask(board, self.cols, self._left_ok, self._right_ok)
 
-  def step(self, state: State, action: jax.Array) -> State:
-    """Plays `action` for the mover (see `base` for the conventions).
+  def _step(self, state: State, action: jax.Array) -> State:
+    """Plays `action` for the mover of a live state (see `base` for the conventions).
 
     An illegal action (including one outside `[0, A)`) ends the game as a loss for the mover:
-    the board is left as it was, the turn passes as usual, and `last_move` is (-1, -1). A
-    terminated state comes back unchanged, with zero rewards.
+    the board is left as it was, the turn passes as usual, and `last_move` is (-1, -1).
     """
     n, cols = self.num_squares, self.cols
     action = jnp.asarray(action, jnp.int32)
@@ -242,24 +285,22 @@ class Breakthrough(base.Game):
         default=functools.partial(_play_onehot, cols=cols))
     frm, to = _squares(action, cols)
     # The game goes on after a legal move that neither reaches the far row nor takes the
-    # opponent's last piece. An illegal action ends it, and so does any action in a finished
-    # game (whose mask is all False). One reduction, so XLA computes it once per game.
+    # opponent's last piece; an illegal action ends it. One reduction, so XLA computes it once
+    # per game.
     terminated = ~jnp.any((moved == -1) & (legal & (to < n - cols)))
-    done = state.terminated  # already finished: a no-op that zeroes the rewards
     mover_reward = jnp.where(legal, 1.0, -1.0)
-    rewards = jnp.where(terminated & ~done, base.zero_sum_rewards(player, mover_reward), 0.0)
+    rewards = jnp.where(terminated, base.zero_sum_rewards(player, mover_reward), 0.0)
     # The next mover sees the board rotated by 180 degrees and negated.
     board = -moved[::-1]
     move = jnp.stack([frm, to])
-    last_move = jnp.where(legal, jnp.where(player == 1, n - 1 - move, move), -1)
     return State(
-        current_player=jnp.where(done, player, 1 - player),
-        legal_action_mask=self._legal_mask(board) & ~terminated,  # all False when done
+        current_player=1 - player,
+        legal_action_mask=self._legal_mask(board) & ~terminated,
         terminated=terminated,
         rewards=rewards,
-        step_count=state.step_count + jnp.where(done, 0, 1),
-        last_move=jnp.where(done, state.last_move, last_move),
-        board=jnp.where(done, state.board, board),
+        step_count=state.step_count + 1,
+        last_move=jnp.where(legal, jnp.where(player == 1, n - 1 - move, move), -1),
+        board=board,
         cols=cols,
         encoding=state.encoding,
     )
@@ -343,3 +384,120 @@ class Breakthrough(base.Game):
     if to_move == 1:
       board = -board[::-1]
     return self._state(board, to_move, decided)
+
+
+# -- Evaluation (alpha-beta) and concepts (probing) -----------------------------------------------
+
+ADVANCE_WEIGHT = 0.1  # Alpha-beta's evaluation: a piece counts 1, a row of advance this much.
+
+
+def evaluation(state: State) -> jax.Array:
+  """Alpha-beta's evaluation from the mover's side: `material + ADVANCE_WEIGHT * advancement`.
+
+  `material` is own pieces minus opponent pieces, `advancement` the sum of the rows (mover's
+  frame, row 0 = the mover's home rank) of the own pieces minus the sum of `rows - 1 - row` over
+  the opponent's pieces (how far they have come toward row 0). Works batched.
+  """
+  board = state.board
+  num_rows = board.shape[-1] // state.cols
+  row = (jnp.arange(board.shape[-1]) // state.cols).astype(jnp.float32)
+  own = (board == 1).astype(jnp.float32)
+  opp = (board == -1).astype(jnp.float32)
+  material = own.sum(-1) - opp.sum(-1)
+  advancement = (own * row).sum(-1) - (opp * (num_rows - 1 - row)).sum(-1)
+  return material + ADVANCE_WEIGHT * advancement
+
+
+def moves(grid: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+  """The +1 side's moves on `grid` `[R, C]` (moving towards higher rows), for concepts.
+
+  Returns `(left, straight, right, captures)`, each `[R, C]` bool over the origin squares:
+  whether the piece there can move forward-left / straight / forward-right, and whether one
+  of its diagonal moves takes a piece. Squares beyond the board count as own pieces (blocked).
+  """
+  mine = grid == 1
+  ahead_left = base.shift_grid(grid, 1, -1, 1)
+  ahead = base.shift_grid(grid, 1, 0, 1)
+  ahead_right = base.shift_grid(grid, 1, 1, 1)
+  left = mine & (ahead_left != 1)
+  straight = mine & (ahead == 0)
+  right = mine & (ahead_right != 1)
+  captures = (left & (ahead_left == -1)) | (right & (ahead_right == -1))
+  return left, straight, right, captures
+
+
+def _win_in_one(grid: jax.Array) -> jax.Array:
+  """Whether the +1 side, to move on `grid`, can win at once."""
+  left, straight, right, captures = moves(grid)
+  any_move = left | straight | right
+  reaches_last_rank = jnp.any(any_move[-2])  # a move from the next-to-last rank
+  takes_last_piece = (jnp.sum(grid == -1) == 1) & jnp.any(captures)
+  return reaches_last_rank | takes_last_piece
+
+
+def _mobility(grid: jax.Array) -> jax.Array:
+  left, straight, right, _ = moves(grid)
+  return jnp.sum(left) + jnp.sum(straight) + jnp.sum(right)
+
+
+@functools.lru_cache(maxsize=None)
+def _cones(rows: int, cols: int) -> np.ndarray:
+  """`[R * C, R * C]` float32: `[s, t]` = 1 when square t lies in square s's forward cone."""
+  row, col = np.divmod(np.arange(rows * cols), cols)
+  ahead = row[None, :] - row[:, None]
+  return ((ahead > 0) & (np.abs(col[None, :] - col[:, None]) <= ahead)).astype(np.float32)
+
+
+def concepts(rows: int, cols: int) -> dict[str, base.Concept]:
+  """The Breakthrough concepts on a `rows x cols` board, from the mover's side (+1 mover,
+  -1 opponent), for probing:
+
+      material             own pieces - opponent pieces                                 (count)
+      material_advantage   material > 0: the thesis' concept                           (binary)
+      mobility             own legal moves - the opponent's legal moves (its turn)      (count)
+      capture_available    a diagonal move of the mover takes a piece                  (binary)
+      win_in_one           a legal move reaches the last rank or takes the last piece  (binary)
+      must_defend          the opponent would win in one if it were to move            (binary)
+      advancement          sum of own rows - sum of the opponent's rows, each counted from its
+                           own home rank (the alpha-beta evaluation's term)            (count)
+      home_guards          own pieces on the mover's home rank                          (count)
+      free_runner          an own piece with no opponent piece in its forward cone (squares
+                           `(r', c')` with `r' > r` and `|c' - c| <= r' - r`): no opponent
+                           piece can ever capture or block it                          (binary)
+  """
+  height = np.arange(rows, dtype=np.float32)[:, None]
+  cones = _cones(rows, cols)
+
+  def grid(state):
+    return jnp.asarray(state.board, jnp.int32).reshape(rows, cols)
+
+  def material(state):
+    g = grid(state)
+    return jnp.sum(g == 1) - jnp.sum(g == -1)
+
+  def advancement(state):
+    g = grid(state)
+    return jnp.sum((g == 1) * height) - jnp.sum((g == -1) * (rows - 1 - height))
+
+  def free_runner(state):
+    g = grid(state)
+    opponents_in_cone = cones @ (g == -1).reshape(-1).astype(jnp.float32)  # [R * C]
+    return jnp.any((g.reshape(-1) == 1) & (opponents_in_cone == 0))
+
+  flip = base.flip_grid
+  items = [
+      ("material", material, False, "own pieces - opponent pieces"),
+      ("material_advantage", lambda s: material(s) > 0, True, "material > 0 (the thesis)"),
+      ("mobility", lambda s: _mobility(grid(s)) - _mobility(flip(grid(s))), False,
+       "own legal moves - opponent legal moves"),
+      ("capture_available", lambda s: jnp.any(moves(grid(s))[3]), True,
+       "a move of the mover captures"),
+      ("win_in_one", lambda s: _win_in_one(grid(s)), True, "the mover can win at once"),
+      ("must_defend", lambda s: _win_in_one(flip(grid(s))), True,
+       "the opponent threatens to win at once"),
+      ("advancement", advancement, False, "sum of own rows - sum of opponent rows"),
+      ("home_guards", lambda s: jnp.sum(grid(s)[0] == 1), False,
+       "own pieces on the home rank"),
+      ("free_runner", free_runner, True, "an own piece no opponent piece can stop"),
+  ]
+  return {name: base.Concept.of(name, fn, binary, doc) for name, fn, binary, doc in items}

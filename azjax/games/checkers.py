@@ -222,8 +222,47 @@ class Checkers(base.Game):
   max_game_length = 920
   piece_symbols = {0: ".", 1: "o", 2: "O", 3: "x", 4: "X"}
 
+  # -- What a game says about itself (see `base.Game`) -------------------------------------------
+  side_names = ("red", "black")
+  example_move = "c3d4"
+  rules_text = """\
+Checkers (English draughts, 8x8)
+  Red starts on ranks 1-3 and moves first; black starts on ranks 6-8. Pieces stand on the
+  dark squares (a1 is dark) and move diagonally.
+  A man moves one square diagonally forward onto an empty square. A king (a man that reached
+  the far rank, drawn with a gold crown) moves one square diagonally in any direction.
+  Capturing is COMPULSORY: jump diagonally over an adjacent enemy piece onto the empty square
+  beyond it, and remove it. If the same piece can jump again it must go on jumping; you may
+  choose any capture, not necessarily the longest. A man that is crowned stops there.
+  You win when your opponent has no legal move (no pieces, or all blocked). The game is
+  drawn after 40 moves (hops count) in a row without a capture.
+  Notation: c3d4 for a step; c3e5 for a jump. A double jump can be typed one hop at a time
+  (c3e5, then e5g7) or as the whole path c3e5g7."""
+  svg_style = base.SvgStyle("checkered", light="#eeeed2", dark="#769656",
+                            pieces=("#c62828", "#212121"), outlines=("#5d0f0f", "#000000"))
+  no_move_reason = "a capture is compulsory"
+
+  def openspiel_game(self) -> tuple[str, dict]:
+    return "checkers", {}  # The same square names and orientation; one action per hop.
+
+  def alphabeta_evaluation(self, state: State) -> jax.Array:
+    return evaluation(state)
+
+  def concepts(self) -> dict[str, base.Concept]:
+    return concepts(self)
+
+  def move_path(self, text: str) -> list[str]:
+    """A multi-jump typed whole, "c3e5g7", as its hops ["c3e5", "e5g7"]; else [text]."""
+    try:
+      squares = base.parse_squares(text, ROWS, COLS, self.name)
+    except ValueError:
+      return [text]  # Not squares: `move_to_action` says why.
+    names = [base.square_name(s, COLS) for s in squares]
+    if len(names) <= 2:
+      return [text]
+    return [a + b for a, b in zip(names, names[1:])]
+
   def __init__(self):
-    self._jit_step = None
     self._start = jax.tree.map(np.asarray, self._state(_START, 0, -1, 0))
 
   # -- Pure array functions --------------------------------------------------------------------
@@ -252,7 +291,7 @@ class Checkers(base.Game):
     # Constants, so that a reset inside a jitted loop costs nothing but the copy.
     return jax.tree.map(jnp.asarray, self._start)
 
-  def step(self, state: State, action: jax.Array) -> State:
+  def _step(self, state: State, action: jax.Array) -> State:
     """Plays one action (a step or one hop). See the module docstring for the encoding.
 
     Legality is decided by the rules from the board and `jump_square` (which is what
@@ -303,7 +342,7 @@ class Checkers(base.Game):
                         jnp.zeros(2, jnp.float32))
     last_move = jnp.stack([frm, to])
     last_move = jnp.where(player == 1, NUM_SQUARES - 1 - last_move, last_move)
-    next_state = State(
+    return State(
         current_player=jnp.where(again, player, 1 - player),
         legal_action_mask=_mask(next_sets) & ~terminated,
         terminated=terminated,
@@ -314,9 +353,6 @@ class Checkers(base.Game):
         jump_square=jnp.where(again, to, -1),
         no_capture_count=count,
     )
-    # Stepping a finished game is a no-op apart from zeroing the rewards.
-    done = state.replace(rewards=jnp.zeros(2, jnp.float32))
-    return base.tree_select(state.terminated, done, next_state)
 
   # -- Python side ---------------------------------------------------------------------------------
   def board_array(self, state: State) -> np.ndarray:
@@ -376,39 +412,12 @@ class Checkers(base.Game):
   def path_to_actions(self, state: State, path: str, *, complete: bool = True) -> list[int]:
     """Actions of a whole turn written as a path of squares, e.g. "c3e5g7" (two hops).
 
-    Args:
-      state: the position before the path.
-      path: two or more squares; each consecutive pair is one action (a step or a hop).
-      complete: also require the turn to be over at the end of the path (no hop left to make).
-    Returns:
-      The action ids, in order.
-    Raises:
-      ValueError: for a malformed path, an illegal hop, a hop after the turn has passed, or (if
-        `complete`) a path that stops while the same piece must go on jumping.
+    Each consecutive pair of squares is one action (a step or a hop); see `base.Game`'s
+    `path_to_actions` for `complete` and the errors. A path names at least two squares.
     """
-    squares = base.parse_squares(path, ROWS, COLS, self.name)
-    if len(squares) < 2:
+    if len(base.parse_squares(path, ROWS, COLS, self.name)) < 2:
       raise ValueError(f"checkers: path {path!r} must name at least two squares, like 'c3e5g7'")
-    if self._jit_step is None:
-      self._jit_step = jax.jit(self.step)
-    player = int(state.current_player)
-    actions = []
-    for i in range(len(squares) - 1):
-      hop = base.square_name(squares[i], COLS) + base.square_name(squares[i + 1], COLS)
-      if i > 0 and (bool(state.terminated) or int(state.current_player) != player):
-        raise ValueError(f"checkers: path {path!r} goes on after the turn ended at {hop[:2]}")
-      try:
-        action = self.move_to_action(state, hop)
-      except ValueError as err:
-        reason = str(err).removeprefix("checkers: ")
-        raise ValueError(f"checkers: path {path!r}: {reason}") from None
-      actions.append(action)
-      state = self._jit_step(state, jnp.int32(action))
-    if complete and not bool(state.terminated) and int(state.current_player) == player:
-      raise ValueError(
-          f"checkers: path {path!r} is incomplete: the piece must go on jumping "
-          f"({' '.join(self.legal_moves(state))})")
-    return actions
+    return super().path_to_actions(state, path, complete=complete)
 
   def from_ascii(self, text: str, to_move: int = 0, jump_square: int | str | None = None,
                  no_capture_count: int = 0) -> State:
@@ -486,3 +495,116 @@ class Checkers(base.Game):
             f"checkers: jump_square {jump_square!r} is not a piece of player {to_move} that "
             f"can jump")
     return self._state(board, to_move, jump, int(no_capture_count))
+
+
+# -- Evaluation (alpha-beta) and concepts (probing) -----------------------------------------------
+
+# Alpha-beta's evaluation weights (a man counts 1).
+KING_WEIGHT = 1.5
+GUARD_WEIGHT = 0.2
+ADVANCE_WEIGHT = 0.05
+
+
+def evaluation(state: State) -> jax.Array:
+  """Alpha-beta's evaluation from the mover's side; works batched.
+
+  `men + KING_WEIGHT * kings` (own minus opponent) `+ GUARD_WEIGHT * guards` (own pieces on
+  row 0 minus opponent pieces on row 7, their home rank) `+ ADVANCE_WEIGHT * advancement` (own
+  men's rows minus the opponent men's `7 - row`).
+  """
+  board = state.board
+  row = (jnp.arange(NUM_SQUARES) // COLS).astype(jnp.float32)
+  f32 = lambda x: x.astype(jnp.float32)  # noqa: E731
+  men = f32(board == MAN).sum(-1) - f32(board == -MAN).sum(-1)
+  kings = f32(board == KING).sum(-1) - f32(board == -KING).sum(-1)
+  guards = (f32(board > 0) * (row == 0)).sum(-1) - (f32(board < 0) * (row == 7)).sum(-1)
+  advancement = (f32(board == MAN) * row).sum(-1) - (f32(board == -MAN) * (7 - row)).sum(-1)
+  return men + KING_WEIGHT * kings + GUARD_WEIGHT * guards + ADVANCE_WEIGHT * advancement
+
+
+_DIAGONALS = ((1, -1), (1, 1), (-1, -1), (-1, 1))  # (row, column) steps; rows + 1 = forward
+_CENTRE = np.zeros((ROWS, COLS), np.bool_)
+_CENTRE[2:6, 2:6] = True
+
+
+def victims(grid: jax.Array, side: int) -> jax.Array:
+  """`[8, 8]` bool: the pieces of `-side` that a piece of `side` could jump right now.
+
+  `grid` is in the mover's frame; `side` +1 is the mover (men move towards higher rows), -1
+  the opponent (men move towards lower rows); kings jump in all four diagonals. The landing
+  square must be empty and on the board. Whose turn it is, and a pending multi-jump, are not
+  considered.
+  """
+  attackers = grid * side > 0
+  kings = grid * side == KING
+  targets = grid * side < 0
+  empty = grid == 0
+  found = jnp.zeros(grid.shape, jnp.bool_)
+  for dr, dc in _DIAGONALS:
+    may_move = attackers & (kings | (dr == side))
+    attacker_behind = base.shift_grid(may_move, -dr, -dc, False)
+    landing_free = base.shift_grid(empty, dr, dc, False)
+    found = found | (targets & attacker_behind & landing_free)
+  return found
+
+
+def concepts(game: Checkers) -> dict[str, base.Concept]:
+  """The checkers concepts, from the mover's side (+1 / +2 own man / king, -1 / -2 the
+  opponent's), for probing:
+
+      material             own pieces - opponent pieces (kings count 1)                 (count)
+      material_advantage   material > 0                                                (binary)
+      king_difference      own kings - opponent kings                                   (count)
+      forced_jump          the mover must capture (a jump is available or pending)     (binary)
+      multi_jump_available a legal jump after which the same piece must jump again     (binary)
+      pieces_en_prise      own pieces the opponent could capture if it were to move     (count)
+      back_rank_guards     own pieces on the mover's home rank (they stop crowning)     (count)
+      promotion_threat     a legal move of the mover crowns a man                      (binary)
+      centre_control       own - opponent pieces on the 8 dark squares of the central 4x4 (count)
+  """
+
+  def grid(state):
+    return jnp.asarray(state.board, jnp.int32).reshape(ROWS, COLS)
+
+  def children(state):
+    """The state after each action (vmapped `step`); only legal ones are meaningful."""
+    actions = jnp.arange(NUM_ACTIONS, dtype=jnp.int32)
+    return jax.vmap(game.step, in_axes=(None, 0))(state, actions)
+
+  def material(state):
+    g = grid(state)
+    return jnp.sum(g > 0) - jnp.sum(g < 0)
+
+  def multi_jump(state):
+    after = children(state)
+    again = (after.current_player == state.current_player) & ~after.terminated
+    return jnp.any(state.legal_action_mask & again)
+
+  def promotion(state):
+    # Crowning ends the turn, so a crowned man is a king of the side that just moved: -2 in
+    # the child's board (the opponent's frame).
+    after = children(state)
+    kings_after = jnp.sum(after.board == -KING, axis=-1)
+    return jnp.any(state.legal_action_mask & (after.current_player != state.current_player)
+                   & (kings_after > jnp.sum(state.board == KING)))
+
+  def centre(state):
+    g = grid(state)
+    return jnp.sum((g > 0) & _CENTRE) - jnp.sum((g < 0) & _CENTRE)
+
+  items = [
+      ("material", material, False, "own pieces - opponent pieces"),
+      ("material_advantage", lambda s: material(s) > 0, True, "material > 0"),
+      ("king_difference", lambda s: jnp.sum(grid(s) == KING) - jnp.sum(grid(s) == -KING), False,
+       "own kings - opponent kings"),
+      ("forced_jump", lambda s: jnp.any(victims(grid(s), 1)) | (s.jump_square >= 0),
+       True, "the mover must capture"),
+      ("multi_jump_available", multi_jump, True, "a jump that must continue"),
+      ("pieces_en_prise", lambda s: jnp.sum(victims(grid(s), -1)), False,
+       "own pieces the opponent could take"),
+      ("back_rank_guards", lambda s: jnp.sum(grid(s)[0] > 0), False,
+       "own pieces on the home rank"),
+      ("promotion_threat", promotion, True, "a legal move crowns a man"),
+      ("centre_control", centre, False, "own - opponent pieces in the centre"),
+  ]
+  return {name: base.Concept.of(name, fn, binary, doc) for name, fn, binary, doc in items}

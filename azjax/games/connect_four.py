@@ -26,7 +26,7 @@ does the counting.
 * The landing square is found elementwise: the one empty square of the chosen column that is on
   the bottom row or above a disc (none if the column is full or the action is off the board).
   The disc is placed with `where`.
-* Each row of the new board is then summed into one int32 "row word" (in `step`): bits 0-6
+* Each row of the new board is then summed into one int32 "row word" (in `_step`): bits 0-6
   are the mover's discs in that row (bit c = column c, a bitboard row), bits 7-9 the landing
   column + 1 in the landing row, bits 10-16 the empty squares of the top row. The landing
   square, the legality of the action, the open columns and a four (`_four_in_rows`, shifted
@@ -115,6 +115,36 @@ class ConnectFour(base.Game):
   max_game_length = NUM_SQUARES
   piece_symbols = {0: ".", 1: "X", 2: "O"}
 
+  # -- What a game says about itself (see `base.Game`) -------------------------------------------
+  side_names = ("red", "yellow")
+  example_move = "d"
+  rules_text = """\
+Connect Four (6 rows x 7 columns)
+  Red moves first. A move drops a disc into a column; it falls to the lowest empty square.
+  The first player with four discs in a row (across, up and down, or diagonally) wins.
+  A full board without four in a row is a draw.
+  Notation: the column letter, a to g, e.g. d."""
+  svg_style = base.SvgStyle("frame", light="#ffffff", dark="#1f5fbf",
+                            pieces=("#d62828", "#f7c948"), outlines=("#8c1a1a", "#a8841f"),
+                            last_move="#72e0ff")
+
+  def openspiel_game(self) -> tuple[str, dict]:
+    return "connect_four", {}
+
+  def openspiel_key(self, state: State, action: int) -> str:
+    return str(action)  # OpenSpiel's "x3" / "o3" without the mover's mark.
+
+  def openspiel_action_key(self, text: str) -> str:
+    return text[1:]
+
+  def move_squares(self, move: str) -> tuple[None, list[str]]:
+    """Every square of the column: a click anywhere in it drops the disc there."""
+    col = base.FILES.index(move)
+    return None, [base.square_name(r * COLS + col, COLS) for r in range(ROWS)]
+
+  def one_click_move(self, square: str) -> str:
+    return square[0]  # The column of the square.
+
   def init(self, key: jax.Array) -> State:
     del key  # The start position is fixed.
     return State(**base.start_fields(jnp.ones(COLS, dtype=jnp.bool_)),
@@ -125,7 +155,7 @@ class ConnectFour(base.Game):
     return (base.Symmetry(cells=base.mirror_cells(ROWS, COLS),
                           actions=np.arange(COLS, dtype=np.int32)[::-1].copy()),)
 
-  def step(self, state: State, action: jax.Array) -> State:
+  def _step(self, state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, dtype=jnp.int32)
     board = state.board
     # The landing square: empty, in the chosen column, and on the bottom row or above a disc.
@@ -149,7 +179,7 @@ class ConnectFour(base.Game):
     terminated = won | full | ~legal
     # The mover's reward: +1 for a four, -1 for an illegal action, 0 for a draw or no result.
     mover_reward = jnp.where(legal, jnp.where(won, 1.0, 0.0), -1.0)
-    next_state = State(
+    return State(
         current_player=1 - state.current_player,
         # From the row word rather than `board[-COLS:]`: reading the new board again here
         # splits XLA's fusion and costs about a fifth of the step.
@@ -160,9 +190,6 @@ class ConnectFour(base.Game):
         last_move=jnp.stack([jnp.int32(-1), landed - 1]),
         board=-board,  # The next mover's side (an illegal action placed nothing).
     )
-    # Stepping a finished game is a no-op apart from zeroing the rewards.
-    done = state.replace(rewards=jnp.zeros(2, jnp.float32))
-    return base.tree_select(state.terminated, done, next_state)
 
   # -- Python side ---------------------------------------------------------------------------------
   def from_ascii(self, text: str, to_move: int | None = None) -> State:

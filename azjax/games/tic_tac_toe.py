@@ -57,6 +57,30 @@ class TicTacToe(base.Game):
   max_game_length = NUM_SQUARES
   piece_symbols = {0: ".", 1: "X", 2: "O"}
 
+  # -- What a game says about itself (see `base.Game`) -------------------------------------------
+  side_names = ("X", "O")
+  example_move = "b2"
+  rules_text = """\
+Tic-tac-toe (3x3)
+  X moves first; players take turns marking an empty square. Three marks in a row (across,
+  up and down, or diagonally) win. A full board without three in a row is a draw.
+  Notation: the square, files a-c from the left and ranks 1-3 from the bottom, e.g. b2."""
+  svg_style = base.SvgStyle("grid", light="#ffffff", dark="#333333",
+                            pieces=("#1c7ed6", "#e8590c"), outlines=("#1c7ed6", "#e8590c"))
+
+  def openspiel_game(self) -> tuple[str, dict]:
+    return "tic_tac_toe", {}
+
+  def openspiel_key(self, state: State, action: int) -> str:
+    """OpenSpiel's "x(r,c)" without the mark: its row 0 is the top, azjax's rank 1 the bottom."""
+    return f"({ROWS - 1 - action // COLS},{action % COLS})"
+
+  def openspiel_action_key(self, text: str) -> str:
+    return text[1:]  # Drop the mover's mark, "x" or "o".
+
+  def one_click_move(self, square: str) -> str:
+    return square  # The move is the square.
+
   def symmetries(self) -> tuple[base.Symmetry, ...]:
     """The 7 non-trivial symmetries of the square (rotations and reflections); the action is
     the square, so actions permute like cells."""
@@ -72,7 +96,7 @@ class TicTacToe(base.Game):
     return State(**base.start_fields(jnp.ones(NUM_SQUARES, dtype=jnp.bool_)),
                  board=jnp.zeros(NUM_SQUARES, dtype=jnp.int8))
 
-  def step(self, state: State, action: jax.Array) -> State:
+  def _step(self, state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, dtype=jnp.int32)
     one_hot = jnp.arange(NUM_SQUARES) == action
     # An action outside [0, 9) matches no square, so it is illegal too. (Indexing the mask with
@@ -86,7 +110,7 @@ class TicTacToe(base.Game):
     mover_reward = jnp.where(legal, jnp.where(won, 1.0, 0.0), -1.0)
     rewards = base.zero_sum_rewards(state.current_player, mover_reward)
     board = jnp.where(legal, board, state.board)  # An illegal action leaves the board alone.
-    next_state = State(
+    return State(
         current_player=1 - state.current_player,
         legal_action_mask=(board == 0) & ~terminated,
         terminated=terminated,
@@ -95,9 +119,6 @@ class TicTacToe(base.Game):
         last_move=jnp.stack([jnp.int32(-1), jnp.where(legal, action, -1)]),  # -1: no mark placed
         board=-board,  # The next mover's side.
     )
-    # Stepping a finished game is a no-op apart from zeroing the rewards.
-    done = state.replace(rewards=jnp.zeros(2, jnp.float32))
-    return base.tree_select(state.terminated, done, next_state)
 
   # -- Python side ---------------------------------------------------------------------------------
   def board_array(self, state: State) -> np.ndarray:

@@ -19,6 +19,7 @@ _REGISTRY = {
     "breakthrough": ("azjax.games.breakthrough", "Breakthrough"),
     "checkers": ("azjax.games.checkers", "Checkers"),
     "connect_four": ("azjax.games.connect_four", "ConnectFour"),
+    "slider": ("azjax.games.slider", "Slider"),
     "tic_tac_toe": ("azjax.games.tic_tac_toe", "TicTacToe"),
 }
 

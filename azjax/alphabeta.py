@@ -43,17 +43,12 @@ limited to trees of at most `MAX_TREE_LEAVES` (2^24) leaves per root: depth 3 on
 8x8 and checkers (7-17M leaves: allowed but slow), 7 on tic-tac-toe, 8 on Connect Four; with a
 width `w` (below), `w**depth` leaves.
 
-**Evaluations** (pure functions of one state, from the mover's side, `EVALUATIONS[env.name]`):
-
-* Breakthrough: `material + ADVANCE_WEIGHT * advancement`, with `material` = own pieces minus
-  opponent pieces and `advancement` = the sum of the rows (mover's frame, row 0 = the mover's
-  home rank) of the own pieces minus the sum of `rows - 1 - row` over the opponent's pieces
-  (how far they have come toward row 0).
-* Checkers: `men + KING_WEIGHT * kings` (own minus opponent) `+ GUARD_WEIGHT * guards` (own
-  pieces on row 0 minus opponent pieces on row 7, their home rank) `+ ADVANCE_WEIGHT *
-  advancement` (own men's rows minus the opponent men's `7 - row`).
-* Connect Four, tic-tac-toe: 0 (pure search: it plays immediate wins, blocks immediate threats
-  within its horizon, and is otherwise random).
+**Evaluations** (pure functions of one state, from the mover's side): by default the game's
+own, `env.alphabeta_evaluation` (Breakthrough: material and advancement; checkers: material,
+kings, back-rank guards and advancement; see `azjax.games.breakthrough.evaluation` and
+`azjax.games.checkers.evaluation`), which is 0 for a game that defines none (Connect Four,
+tic-tac-toe: pure search, which plays immediate wins, blocks immediate threats within its
+horizon, and is otherwise random).
 """
 
 from __future__ import annotations
@@ -65,6 +60,7 @@ import jax.numpy as jnp
 
 from azjax.agents import Agent, argmax_random_tie, register
 from azjax.games import base
+from azjax.games.base import zero_evaluation
 
 Array = jax.Array
 State = Any
@@ -74,59 +70,6 @@ Prior = Callable[[State], Array]  # one state -> [A] logits that rank its action
 WIN_SCORE = 1000.0
 MAX_DEPTH = 12
 MAX_TREE_LEAVES = 1 << 24  # checkers' full-width depth 3 (256**3) is the largest tree allowed
-
-# Breakthrough weights.
-ADVANCE_WEIGHT = 0.1
-# Checkers weights (men count 1).
-KING_WEIGHT = 1.5
-GUARD_WEIGHT = 0.2
-CHECKERS_ADVANCE_WEIGHT = 0.05
-
-
-# -- Evaluations -----------------------------------------------------------------------------------
-
-
-def _rows_of(board: Array, cols: int) -> Array:
-  """Row (mover's frame) of every square of a flat board `[..., N]`, as float32 `[N]`."""
-  return (jnp.arange(board.shape[-1]) // cols).astype(jnp.float32)
-
-
-def breakthrough_evaluation(state: State) -> Array:
-  """Material plus `ADVANCE_WEIGHT` times advancement, from the mover's side. Works batched."""
-  board = state.board
-  cols = state.cols
-  num_rows = board.shape[-1] // cols
-  row = _rows_of(board, cols)
-  own = (board == 1).astype(jnp.float32)
-  opp = (board == -1).astype(jnp.float32)
-  material = own.sum(-1) - opp.sum(-1)
-  advancement = (own * row).sum(-1) - (opp * (num_rows - 1 - row)).sum(-1)
-  return material + ADVANCE_WEIGHT * advancement
-
-
-def checkers_evaluation(state: State) -> Array:
-  """Material (kings `KING_WEIGHT`), back-rank guards and man advancement, mover's side."""
-  board = state.board
-  row = _rows_of(board, 8)
-  f32 = lambda x: x.astype(jnp.float32)  # noqa: E731
-  men = f32(board == 1).sum(-1) - f32(board == -1).sum(-1)
-  kings = f32(board == 2).sum(-1) - f32(board == -2).sum(-1)
-  guards = (f32(board > 0) * (row == 0)).sum(-1) - (f32(board < 0) * (row == 7)).sum(-1)
-  advancement = (f32(board == 1) * row).sum(-1) - (f32(board == -1) * (7 - row)).sum(-1)
-  return men + KING_WEIGHT * kings + GUARD_WEIGHT * guards + CHECKERS_ADVANCE_WEIGHT * advancement
-
-
-def zero_evaluation(state: State) -> Array:
-  """0 for every state (pure search)."""
-  return jnp.zeros(state.current_player.shape, jnp.float32)
-
-
-EVALUATIONS: dict[str, Evaluation] = {
-    "breakthrough": breakthrough_evaluation,
-    "checkers": checkers_evaluation,
-    "connect_four": zero_evaluation,
-    "tic_tac_toe": zero_evaluation,
-}
 
 
 # -- Search ----------------------------------------------------------------------------------------
@@ -191,17 +134,15 @@ def search_values(env: base.Game, states: State, *, depth: int = 2,
 
 
 def _resolve_evaluation(env: base.Game, evaluation: Evaluation | str | None) -> Evaluation:
-  if evaluation is None:
-    if env.name not in EVALUATIONS:
-      raise ValueError(f"alphabeta: no default evaluation for {env.name!r}; pass evaluation=")
-    return EVALUATIONS[env.name]
+  """The evaluation function named by `evaluation`: None (or the game's name) is the game's own
+  (`env.alphabeta_evaluation`), "zero" pure search; a function is taken as it is."""
+  if evaluation is None or evaluation == env.name:
+    return env.alphabeta_evaluation
   if isinstance(evaluation, str):
     if evaluation == "zero":
       return zero_evaluation
-    if evaluation not in EVALUATIONS:
-      raise ValueError(f"alphabeta: unknown evaluation {evaluation!r}; available: zero, "
-                       f"{', '.join(EVALUATIONS)}")
-    return EVALUATIONS[evaluation]
+    raise ValueError(f"alphabeta: unknown evaluation {evaluation!r}; available: zero, "
+                     f"{env.name} (the game's own, the default)")
   return evaluation
 
 
@@ -227,8 +168,8 @@ def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | s
   Args:
     env: the game.
     depth: plies searched (see `check_depth`). A checkers multi-jump hop counts as a ply.
-    evaluation: leaf evaluation `state -> float32[]` from the mover's side, the name of one of
-      `EVALUATIONS` or "zero"; default `EVALUATIONS[env.name]`.
+    evaluation: leaf evaluation `state -> float32[]` from the mover's side, or "zero" (pure
+      search); default the game's own, `env.alphabeta_evaluation`.
     max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
     prior, width: a selective search: only the `width` legal actions of highest `prior(state)`
       are expanded at each node (both or neither).
@@ -282,6 +223,5 @@ def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth:
                         prior=None if width is None else prior, width=width, name=name)
 
 
-__all__ = ["EVALUATIONS", "WIN_SCORE", "breakthrough_evaluation", "check_depth",
-           "checkers_evaluation", "child_values", "make_alphabeta", "make_network_alphabeta",
+__all__ = ["WIN_SCORE", "check_depth", "child_values", "make_alphabeta", "make_network_alphabeta",
            "network_functions", "search_values", "zero_evaluation"]

@@ -89,6 +89,9 @@ class Config:
   # the others get a cheap search of cheap_simulations and train the value only.
   cheap_simulations: int = 0
   full_search_prob: float = 0.25
+  # Iterations between scorings on the game's solver benchmark (mistakes against perfect play;
+  # azjax.solver_benchmark; Connect Four and tic-tac-toe); 0 = never.
+  solver_every: int = 0
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
@@ -192,6 +195,7 @@ class Config:
     need(self.cheap_simulations < self.simulations, "cheap_simulations",
          f"must be below simulations={self.simulations} (a cheap search)")
     need(0 < self.full_search_prob <= 1, "full_search_prob", "must be in (0, 1]")
+    need(self.solver_every >= 0, "solver_every", "must be >= 0 (0 = never)")
     self.net_config().validate()
     self.search_config().validate()
     return self

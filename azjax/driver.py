@@ -26,7 +26,7 @@ import numpy as np
 
 from azjax import checkpoint
 from azjax.config import Config
-from azjax.evaluation import Evaluator
+from azjax.evaluation import Evaluator, SolverEvaluator
 from azjax.train import Trainer, TrainState
 
 
@@ -175,7 +175,8 @@ def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
 
 
 def plot_run(run_dir: Path) -> list[Path]:
-  """Writes losses.png and winrate.png from metrics.jsonl; returns their paths."""
+  """Writes losses.png, winrate.png and mistakes.png (with `solver_every`) from metrics.jsonl;
+  returns their paths."""
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -204,6 +205,15 @@ def plot_run(run_dir: Path) -> list[Path]:
     ax.set_ylim(0, 1.02)
     out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
                        f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
+
+  scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
+  if scored:  # Mistakes against perfect play (solver_every), over training minutes.
+    from azjax import curves  # noqa: PLC0415
+
+    curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
+              **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
+             for r in scored]
+    out.append(curves.plot_curves({run_dir.name: curve}, run_dir / "mistakes.png"))
   return out
 
 
@@ -433,6 +443,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   check_memory(trainer, mesh, memory_limit)
   if init_from is not None and not resume:
     _check_warm_start(config, init_from)
+  # Loads the labelled positions: a missing file stops the run before it writes.
+  solver_evaluator = SolverEvaluator(trainer) if config.solver_every else None
   # -- Every check passed: from here on the run writes. ---------------------------------------
   if overwrite:
     removed = clear_run(run_dir)
@@ -481,11 +493,20 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
       return _eval_columns(results)
 
+    def solver_columns(state) -> dict[str, float]:
+      # The same key every time: the curve's changes come from the network alone.
+      columns = solver_evaluator(Trainer.variables(state), jax.random.PRNGKey(0))
+      final_eval.update({f"{k.split('/')[1]} mistakes vs perfect play": v
+                         for k, v in columns.items() if k.endswith("/mistake_rate")})
+      return columns
+
     try:
-      if start_iteration == 0 and config.eval_every and config.eval_games:
+      if start_iteration == 0 and ((config.eval_every and config.eval_games)
+                                   or solver_evaluator is not None):
         # The untrained network's scores: the starting point of the learning curves.
         writer.write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
-                      **evaluate(state)})
+                      **(evaluate(state) if config.eval_every else {}),
+                      **(solver_columns(state) if solver_evaluator is not None else {})})
       while True:
         done = int(state.iteration)
         if done >= config.iterations:
@@ -522,6 +543,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
                    or (max_iterations is not None and it - start_iteration >= max_iterations))
         if (config.eval_every and it % config.eval_every == 0) or is_last:
           row.update(evaluate(state))
+        if solver_evaluator is not None and (it % config.solver_every == 0 or is_last):
+          row.update(solver_columns(state))
         writer.write(row)
         if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
           _save(mngr, run_dir, state)

@@ -6,6 +6,8 @@ match compiles once per opponent and every later evaluation reuses it.
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -53,3 +55,43 @@ class Evaluator:
       outcomes = match(variables, match_key)
       results[name] = arena.summarize(self.trainer.game, self.agent_name, name, outcomes)
     return results
+
+
+class SolverEvaluator:
+  """Mistakes against perfect play during training (`Config.solver_every`): the raw policy and
+  the evaluation search on the game's labelled positions (`azjax.solver_benchmark`), compiled
+  once. The positions carry their labels, so no solver is needed while training.
+
+  Raises (on construction, before a run writes anything):
+    ValueError: the game has no solver benchmark.
+    FileNotFoundError: its positions file is missing.
+  """
+
+  METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
+
+  def __init__(self, trainer: Any, positions_path: str | None = None):
+    from azjax import solver_benchmark  # noqa: PLC0415 (host-side solver code, loaded on use)
+
+    config, game = trainer.config, trainer.game
+    path = positions_path or solver_benchmark.DEFAULT_PATHS.get(game.name)
+    if path is None:
+      raise ValueError(f"config solver_every={config.solver_every}: {game.name} has no solver "
+                       f"benchmark (games with one: {', '.join(solver_benchmark.DEFAULT_PATHS)})")
+    if not Path(path).exists():
+      raise FileNotFoundError(f"config solver_every: the solver benchmark {path} does not "
+                              "exist (run from the repository root, where results/ is)")
+    search = config.search_config(evaluation=True)
+    self.bench = solver_benchmark.SolverBenchmark(
+        game, trainer.model, solver_benchmark.Positions.load(path),
+        simulations=(0, search.simulations), algorithm=search.algorithm,
+        max_num_considered_actions=search.max_num_considered_actions)
+
+  def __call__(self, variables: Any, key: jax.Array) -> dict[str, float]:
+    """`{"solver/<player>/<metric>": value}` over all positions; players "policy" and
+    "search<s>", plus "solver/seconds", the time it took."""
+    start = time.time()
+    results = self.bench(variables, key)
+    row = {f"solver/{player}/{name}": float(by_range["all"][name])
+           for player, by_range in results.items() for name in self.METRICS}
+    row["solver/seconds"] = round(time.time() - start, 3)
+    return row

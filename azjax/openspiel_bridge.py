@@ -9,17 +9,11 @@ Both sides keep their own state: the azjax side steps with its own `env.step`, t
 side with `state.apply_action`. Before every move the two legal move sets are translated to a
 common key and **must be equal** (a `NotationMismatch` is raised otherwise), and the games must
 end together with the same result. Player `p` of azjax is player `p` of OpenSpiel (player 0
-moves first in both). The keys:
-
-* Breakthrough: azjax's player 0 (white) starts at the bottom and moves up; OpenSpiel's player 0
-  ("b") starts at the top (ranks 7-8) and moves down. The boards correspond by mirroring the
-  ranks (`rank -> rows + 1 - rank`, files unchanged), so azjax's "a2a3" is OpenSpiel's "a7a6".
-  OpenSpiel appends "*" to captures ("e4d5*"); it is dropped.
-* Checkers: the same square names and orientation in both ("c3d4", hops "c3e5"); a multi-jump
-  is one action per hop in both, the same player staying to move.
-* Connect Four: the column index (azjax action = column "a".."g"; OpenSpiel "x3" / "o3").
-* Tic-tac-toe: OpenSpiel prints "x(r,c)" with row 0 at the top; azjax's row 0 (rank 1) is at the
-  bottom, so OpenSpiel's `(r, c)` is azjax's square `(2 - r) * 3 + c` (rows mirrored, as above).
+moves first in both). Each game says which OpenSpiel game it matches and how its moves map to
+the common key (`Game.openspiel_game`, `Game.openspiel_key`, `Game.openspiel_action_key`):
+Breakthrough mirrors the ranks (OpenSpiel's player 0 starts at the top, so azjax's "a2a3" is
+OpenSpiel's "a7a6"), checkers uses the same notation in both, Connect Four the column index,
+tic-tac-toe OpenSpiel's "(row, col)" with row 0 at the top.
 
 Bots come from a factory `bot_factory(game, player_id, seed) -> pyspiel.Bot`, called once per
 game, e.g. `openspiel_random_factory` or `openspiel_mcts_factory(simulations)`. The games of a
@@ -51,50 +45,26 @@ class NotationMismatch(AssertionError):
 
 
 def openspiel_game(env: base.Game):
-  """The OpenSpiel game matching `env` (same board size)."""
+  """The OpenSpiel game matching `env` (same board size): `env.openspiel_game()`, loaded."""
+  counterpart = env.openspiel_game()
+  if counterpart is None:
+    raise ValueError(f"openspiel_bridge: no OpenSpiel counterpart for {env.name!r}")
   import pyspiel  # noqa: PLC0415 (optional dependency, imported on use)
 
-  if env.name == "breakthrough":
-    return pyspiel.load_game("breakthrough", {"rows": env.rows, "columns": env.cols})
-  if env.name in ("checkers", "connect_four", "tic_tac_toe"):
-    return pyspiel.load_game(env.name)
-  raise ValueError(f"openspiel_bridge: no OpenSpiel counterpart for {env.name!r}")
-
-
-def _mirror_ranks(move: str, rows: int) -> str:
-  squares = base.parse_squares(move, rows, 26, "move")
-  out = []
-  for square in squares:
-    row, col = divmod(square, 26)
-    out.append(f"{base.FILES[col]}{rows - row}")
-  return "".join(out)
+  name, params = counterpart
+  return pyspiel.load_game(name, params)
 
 
 def azjax_keys(env: base.Game, state: Any) -> dict[str, int]:
   """Common key -> azjax action, over the legal actions of one (unbatched, host) state."""
-  actions = env.legal_actions(state)
-  if env.name == "breakthrough":
-    return {_mirror_ranks(env.action_to_move(state, a), env.rows): a for a in actions}
-  if env.name == "checkers":
-    return {env.action_to_move(state, a): a for a in actions}
-  if env.name == "connect_four":
-    return {str(a): a for a in actions}
-  if env.name == "tic_tac_toe":
-    return {f"({2 - a // 3},{a % 3})": a for a in actions}
-  raise ValueError(f"openspiel_bridge: no notation bridge for {env.name!r}")
+  return {env.openspiel_key(state, a): a for a in env.legal_actions(state)}
 
 
 def openspiel_keys(env: base.Game, state: Any) -> dict[str, int]:
   """Common key -> OpenSpiel action, over the legal actions of an OpenSpiel state."""
-  keys = {}
-  for a in state.legal_actions():
-    text = state.action_to_string(state.current_player(), a)
-    if env.name == "breakthrough":
-      text = text.rstrip("*")
-    elif env.name in ("connect_four", "tic_tac_toe"):
-      text = text[1:]  # drop the player's mark, "x" or "o"
-    keys[text] = a
-  return keys
+  player = state.current_player()
+  return {env.openspiel_action_key(state.action_to_string(player, a)): a
+          for a in state.legal_actions()}
 
 
 # -- Bots ------------------------------------------------------------------------------------------

@@ -45,65 +45,21 @@ from azjax.games import base
 
 State = Any
 
-# -- Sides and rules -------------------------------------------------------------------------------
-
-# The colour of each side as the SVG board draws it (player 0, player 1).
-SIDE_NAMES = {
-    "breakthrough": ("white", "black"),
-    "checkers": ("red", "black"),
-    "connect_four": ("red", "yellow"),
-    "tic_tac_toe": ("X", "O"),
-}
-
-RULES = {
-    "breakthrough": """\
-Breakthrough ({rows}x{cols})
-  White starts on the two bottom ranks and moves up; black starts on the two top ranks and
-  moves down. White moves first.
-  A piece moves ONE square forward: straight ahead onto an empty square, or diagonally forward
-  onto an empty square or onto an enemy piece, which is captured. Pieces never capture straight
-  ahead, and captures are not compulsory.
-  You win by reaching the far rank with any piece, or by capturing all enemy pieces.
-  There are no draws.
-  Notation: from-square then to-square, e.g. a2a3 (straight) or b2c3 (diagonal).""",
-    "checkers": """\
-Checkers (English draughts, 8x8)
-  Red starts on ranks 1-3 and moves first; black starts on ranks 6-8. Pieces stand on the
-  dark squares (a1 is dark) and move diagonally.
-  A man moves one square diagonally forward onto an empty square. A king (a man that reached
-  the far rank, drawn with a gold crown) moves one square diagonally in any direction.
-  Capturing is COMPULSORY: jump diagonally over an adjacent enemy piece onto the empty square
-  beyond it, and remove it. If the same piece can jump again it must go on jumping; you may
-  choose any capture, not necessarily the longest. A man that is crowned stops there.
-  You win when your opponent has no legal move (no pieces, or all blocked). The game is
-  drawn after 40 moves (hops count) in a row without a capture.
-  Notation: c3d4 for a step; c3e5 for a jump. A double jump can be typed one hop at a time
-  (c3e5, then e5g7) or as the whole path c3e5g7.""",
-    "connect_four": """\
-Connect Four (6 rows x 7 columns)
-  Red moves first. A move drops a disc into a column; it falls to the lowest empty square.
-  The first player with four discs in a row (across, up and down, or diagonally) wins.
-  A full board without four in a row is a draw.
-  Notation: the column letter, a to g, e.g. d.""",
-    "tic_tac_toe": """\
-Tic-tac-toe (3x3)
-  X moves first; players take turns marking an empty square. Three marks in a row (across,
-  up and down, or diagonally) win. A full board without three in a row is a draw.
-  Notation: the square, files a-c from the left and ranks 1-3 from the bottom, e.g. b2.""",
-}
+# -- Sides and rules (each game says its own; see `azjax.games.base.Game`) ----------------------
 
 
 def side_name(env: base.Game, player: int) -> str:
   """"white", "black", "red", ... : the colour of `player` (0 or 1) in `env`."""
-  names = SIDE_NAMES.get(env.name, ("first player", "second player"))
-  return names[int(player)]
+  return env.side_names[int(player)]
 
 
-def parse_color(env_name: str, text: str) -> int:
+def parse_color(env: base.Game | str, text: str) -> int:
   """The player (0 or 1) named by `text`: a game's colour ("red"), "white"/"black" for any game
-  (white = the side that moves first, as in chess), "first"/"second", or "0"/"1"."""
+  (white = the side that moves first, as in chess), "first"/"second", or "0"/"1". `env` is the
+  game or its name."""
   text = text.strip().lower()
-  names = [n.lower() for n in SIDE_NAMES.get(env_name, ())]
+  sides = games.game_class(env).side_names if isinstance(env, str) else env.side_names
+  names = [n.lower() for n in sides]
   if text in names:
     return names.index(text)
   aliases = {"white": 0, "black": 1, "first": 0, "second": 1, "0": 0, "1": 1}
@@ -115,26 +71,17 @@ def parse_color(env_name: str, text: str) -> int:
 
 def legend(env: base.Game) -> str | None:
   """What the ASCII board's letters mean ("w = white, b = black"), or None if obvious."""
-  parts = []
-  for code, symbol in sorted(env.piece_symbols.items()):
-    if code == 0:
-      continue
-    side = side_name(env, render.piece_owner(env, code))
-    if symbol == side:
-      return None  # tic-tac-toe: the marks are the names
-    parts.append(f"{symbol} = {side}" + (" king" if render.piece_is_king(env, code) else ""))
-  return ", ".join(parts)
+  return env.legend()
 
 
 def example_move(env: base.Game) -> str:
   """A move in `env`'s notation, for prompts ("a2a3", "c3d4", "d", "b2")."""
-  return {"connect_four": "d", "tic_tac_toe": "b2", "checkers": "c3d4"}.get(env.name, "a2a3")
+  return env.example_move
 
 
 def rules(env: base.Game) -> str:
   """A short tutorial of the rules of `env` and of the move notation."""
-  text = RULES.get(env.name, f"{env.name}: no tutorial written.")
-  return text.format(rows=env.rows, cols=env.cols)
+  return env.rules_text
 
 
 # -- Analyses --------------------------------------------------------------------------------------
@@ -328,10 +275,10 @@ def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
   variables)`), the network's alpha-beta: its policy picks `NETWORK_ALPHABETA_WIDTH` moves a
   node and its value scores the leaves (`azjax.alphabeta.make_network_alphabeta`)."""
   from azjax.agents import argmax_random_tie
-  from azjax.alphabeta import EVALUATIONS, child_values, network_functions, zero_evaluation
+  from azjax.alphabeta import child_values, network_functions
 
   if network is None:
-    evaluation, prior, width = EVALUATIONS.get(env.name, zero_evaluation), None, None
+    evaluation, prior, width = env.alphabeta_evaluation, None, None
   else:
     evaluation, prior = network_functions(*network)
     width = NETWORK_ALPHABETA_WIDTH
@@ -525,10 +472,13 @@ def _env_key(env: base.Game) -> tuple:
 
 
 def describe_game(env: base.Game) -> str:
-  """"breakthrough 6x6", "checkers", ..."""
-  if env.name == "breakthrough":
-    return f"breakthrough {env.rows}x{env.cols}"
-  return env.name
+  """"breakthrough 6x6", "checkers", ...: `env.describe()`."""
+  return env.describe()
+
+
+def _takes_board_size(game: str) -> bool:
+  """Whether game `game` is built with a board size (`rows`, `cols`) of one's choice."""
+  return {"rows", "cols"} <= set(games.game_class(game).config_options)
 
 
 # -- Finding trained agents ------------------------------------------------------------------------
@@ -624,8 +574,9 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
   from azjax import checkpoint as ckpt
 
   notes = []
-  if (rows or cols) and game not in (None, "breakthrough"):
-    raise ValueError(f"--rows/--cols are for breakthrough, not {game}")
+  if (rows or cols) and game in games.GAMES and not _takes_board_size(game):
+    sized = [g for g in games.GAMES if _takes_board_size(g)]
+    raise ValueError(f"--rows/--cols are for {', '.join(sized)}, not {game}")
   run_dir = None
   if checkpoint:
     config = ckpt.read_config(checkpoint)
@@ -637,7 +588,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
       raise ValueError(f"{checkpoint} plays on {board[0]}x{board[1]}, not "
                        f"{rows or board[0]}x{cols or board[1]}")
     run_dir = Path(checkpoint)
-  game = game or "breakthrough"
+  game = game or games.DEFAULT_GAME
   if game not in games.GAMES:
     raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
   specs = [EngineSpec.parse(p) if p else None for p in players]
@@ -648,17 +599,15 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     run_dir = find_checkpoint(game, rows, cols)
     if run_dir is not None:
       notes.append(f"trained agent: {_relative(run_dir)}")
-  if game == "breakthrough":
-    if run_dir is not None:
-      config = ckpt.read_config(run_dir)
-      env = games.make(game, **config.game_kwargs())
-      if not (rows or cols) and (env.rows, env.cols) != (8, 8):
-        notes.append(f"board {env.rows}x{env.cols}: the trained agent's board "
-                     f"(--rows 8 --cols 8 for the full board, against another opponent)")
-    else:
-      env = games.make(game, rows=rows or 8, cols=cols or 8)
+  if run_dir is not None:
+    env = games.make(game, **ckpt.read_config(run_dir).game_kwargs())
+    standard = games.make(game)
+    if not (rows or cols) and (env.rows, env.cols) != (standard.rows, standard.cols):
+      notes.append(f"board {env.rows}x{env.cols}: the trained agent's board "
+                   f"(--rows {standard.rows} --cols {standard.cols} for the full board, against "
+                   "another opponent)")
   else:
-    env = games.make(game)
+    env = games.make(game, **{k: v for k, v in (("rows", rows), ("cols", cols)) if v})
   if opponent_spec is None:
     opponent_spec = EngineSpec("az") if run_dir is not None else EngineSpec("mcts")
     if run_dir is None:
@@ -668,7 +617,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
   if watch:
     default = (opponent_spec, opponent_spec)
   else:
-    me = parse_color(game, color)
+    me = parse_color(env, color)
     default = (human, opponent_spec) if me == 0 else (opponent_spec, human)
   final = tuple(s if s is not None else d for s, d in zip(specs, default))
   if any(s.kind in EngineSpec.NETWORK_KINDS for s in final) and run_dir is None:
@@ -701,16 +650,9 @@ def move_squares(env: base.Game, move: str) -> tuple[str | None, list[str]]:
 
   Breakthrough/checkers "a2a3" -> ("a2", ["a3"]); tic-tac-toe "b2" -> (None, ["b2"]);
   Connect Four "d" -> (None, every square of column d), since a click anywhere in the column
-  drops the disc there.
+  drops the disc there (`env.move_squares`).
   """
-  if env.name == "connect_four":
-    col = base.FILES.index(move)
-    return None, [base.square_name(r * env.cols + col, env.cols) for r in range(env.rows)]
-  squares = [base.square_name(s, env.cols)
-             for s in base.parse_squares(move, env.rows, env.cols, env.name)]
-  if len(squares) == 1:
-    return None, squares
-  return squares[0], squares[1:]
+  return env.move_squares(move)
 
 
 # -- Sessions --------------------------------------------------------------------------------------
@@ -827,8 +769,9 @@ class Session:
     move = normalise_move(text)
     if not move:
       raise ValueError("empty move; legal moves: " + " ".join(self.legal_moves()))
-    if self.env.name == "checkers" and len(re.findall(r"[a-z]\d+", move)) > 2:
-      # A whole jump path; it may stop midway, the player then goes on hop by hop.
+    if len(self.env.move_path(move)) > 1:
+      # A whole path (a checkers multi-jump); it may stop midway, the player then goes on
+      # move by move.
       return self.env.path_to_actions(self.state, move, complete=False)
     return [self.env.move_to_action(self.state, move)]
 
@@ -1009,10 +952,10 @@ def replay(text: str) -> Replay:
   if game not in games.GAMES:
     raise ValueError(f"record: unknown or missing game tag {game!r}")
   kwargs = {}
-  if game == "breakthrough":
-    board = re.fullmatch(r"(\d+)x(\d+)", tags.get("Board", "8x8"))
+  if _takes_board_size(game) and "Board" in tags:
+    board = re.fullmatch(r"(\d+)x(\d+)", tags["Board"])
     if not board:
-      raise ValueError(f"record: bad board tag {tags.get('Board')!r}; expected like '6x6'")
+      raise ValueError(f"record: bad board tag {tags['Board']!r}; expected like '6x6'")
     kwargs = {"rows": int(board.group(1)), "cols": int(board.group(2))}
   env = games.make(game, **kwargs)
   session = Session(env, (None, None))
@@ -1043,8 +986,8 @@ def replay_file(path: str | Path) -> Replay:
 
 
 __all__ = [
-    "Analysis", "Engine", "EngineFactory", "EngineSpec", "MoveStat", "RULES", "Replay",
-    "SIDE_NAMES", "Session", "Setup", "describe", "describe_game", "example_move",
+    "Analysis", "Engine", "EngineFactory", "EngineSpec", "MoveStat", "Replay",
+    "Session", "Setup", "describe", "describe_game", "example_move",
     "find_checkpoint", "legend", "move_squares", "normalise_move", "parse_color", "replay",
     "replay_file", "resolve_setup", "results_dirs", "rules", "side_name", "value_text",
 ]

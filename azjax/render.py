@@ -1,13 +1,15 @@
 """ASCII and SVG pictures of one (unbatched) game state, for logs, notebooks and a web UI.
 
 Both functions use only the `Game` interface: `game.board_array(state)` (absolute piece codes,
-row 0 = rank 1), `game.piece_symbols`, `game.rows`, `game.cols`, `game.name`, and the state
-fields `current_player`, `terminated`, `rewards` and `last_move` (absolute from/to squares,
--1 for none). So they draw every game registered in `azjax.games`.
+row 0 = rank 1), `game.piece_symbols`, `game.rows`, `game.cols`, `game.name`, the hooks
+`game.svg_style`, `game.piece_owner` and `game.piece_is_king`, and the state fields
+`current_player`, `terminated`, `rewards` and `last_move` (absolute from/to squares, -1 for
+none). So they draw every game registered in `azjax.games`.
 
-Piece codes follow the convention of every game's `board_array`: 0 is empty, and with `n`
-non-empty codes, codes `1..n/2` belong to player 0 and `n/2+1..n` to player 1; when a player
-has two codes (checkers), the second is a king.
+Piece codes follow the convention of every game's `board_array` (the default of
+`Game.piece_owner` and `Game.piece_is_king`): 0 is empty, and with `n` non-empty codes, codes
+`1..n/2` belong to player 0 and `n/2+1..n` to player 1; when a player has two codes
+(checkers), the second is a king.
 
 Tic-tac-toe after X played b2, `print(to_ascii(env, state))`:
 
@@ -20,7 +22,6 @@ player 1 (O) to move
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
@@ -36,16 +37,14 @@ def _codes(game: base.Game) -> list[int]:
 
 
 def piece_owner(game: base.Game, code: int) -> int:
-  """The player (0 or 1) owning piece `code` (non-zero), by the convention in the docstring."""
-  codes = _codes(game)
-  return int(codes.index(int(code)) >= len(codes) // 2)
+  """The player (0 or 1) owning piece `code` (non-zero): `game.piece_owner`, by default the
+  convention in the docstring."""
+  return game.piece_owner(code)
 
 
 def piece_is_king(game: base.Game, code: int) -> bool:
-  """Whether `code` is a player's second code (a checkers king)."""
-  codes = _codes(game)
-  per_player = max(len(codes) // 2, 1)
-  return per_player > 1 and codes.index(int(code)) % per_player == per_player - 1
+  """Whether `code` is a king (`game.piece_is_king`; by default a player's second code)."""
+  return game.piece_is_king(code)
 
 
 def player_name(game: base.Game, player: int) -> str:
@@ -121,32 +120,6 @@ def to_ascii(game: base.Game, state: Any, *, highlight_last: bool = True) -> str
 # -- SVG -------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class _Style:
-  kind: str  # "checkered", "frame" (Connect Four) or "grid" (tic-tac-toe)
-  light: str
-  dark: str
-  pieces: tuple[str, str]  # fill of player 0's and player 1's pieces
-  outlines: tuple[str, str]
-  background: str = "#ffffff"
-  last_move: str = "#f6d743"
-  highlight: str = "#2f9e44"
-
-
-_DEFAULT_STYLE = _Style("checkered", light="#f0d9b5", dark="#b58863",
-                        pieces=("#f8f6f0", "#262626"), outlines=("#333333", "#000000"))
-_STYLES = {
-    "breakthrough": _DEFAULT_STYLE,
-    "checkers": _Style("checkered", light="#eeeed2", dark="#769656",
-                       pieces=("#c62828", "#212121"), outlines=("#5d0f0f", "#000000")),
-    "connect_four": _Style("frame", light="#ffffff", dark="#1f5fbf",
-                           pieces=("#d62828", "#f7c948"), outlines=("#8c1a1a", "#a8841f"),
-                           last_move="#72e0ff"),
-    "tic_tac_toe": _Style("grid", light="#ffffff", dark="#333333",
-                          pieces=("#1c7ed6", "#e8590c"), outlines=("#1c7ed6", "#e8590c")),
-}
-
-
 def _square_index(game: base.Game, square: int | str) -> int:
   if isinstance(square, str):
     (index,) = base.parse_squares(square, game.rows, game.cols, game.name)
@@ -172,8 +145,9 @@ def to_svg(game: base.Game, state: Any, *, size: int = 400, highlight_last: bool
   column to play.) Coordinates are drawn outside the board: rank numbers on the left, file
   letters below.
 
-  Looks: a checkered board (a1 dark) for Breakthrough, checkers and unknown games; a blue frame
-  with round holes for Connect Four; a plain grid for tic-tac-toe. Pieces are circles in each
+  Looks: the game's `svg_style` (`azjax.games.base.SvgStyle`): a checkered board (a1 dark) by
+  default, as for Breakthrough and checkers; a blue frame with round holes for Connect Four; a
+  plain grid for tic-tac-toe. Pieces are circles in each
   player's colour (tic-tac-toe draws X and O marks); a king (a player's second piece code, as
   in checkers) has a gold crown ring and the class `king`. With `highlight_last`, the last
   move's from- and to-squares get a yellow overlay (a light blue ring around the dropped disc in
@@ -191,7 +165,7 @@ def to_svg(game: base.Game, state: Any, *, size: int = 400, highlight_last: bool
   Returns:
     The SVG document as a string.
   """
-  style = _STYLES.get(game.name, _DEFAULT_STYLE)
+  style = game.svg_style
   rows, cols = game.rows, game.cols
   board = np.asarray(game.board_array(state))
   frm, to = _last_move(game, state) if highlight_last else (-1, -1)
@@ -298,7 +272,8 @@ def to_svg(game: base.Game, state: Any, *, size: int = 400, highlight_last: bool
   return "\n".join(out)
 
 
-def _piece(game: base.Game, code: int, cx: float, cy: float, cell: float, style: _Style) -> str:
+def _piece(game: base.Game, code: int, cx: float, cy: float, cell: float,
+           style: base.SvgStyle) -> str:
   """SVG of piece `code` centred on (cx, cy)."""
   owner = piece_owner(game, code)
   fill, outline = style.pieces[owner], style.outlines[owner]

@@ -122,8 +122,9 @@ class App:
     except ValueError:
       self.message = f"not a square of the board: {square!r}"
       return
-    if env.name in ("connect_four", "tic_tac_toe"):  # One click is a move.
-      self.move(square[0] if env.name == "connect_four" else square)
+    move = env.one_click_move(square)
+    if move is not None:  # One click is a move (a disc or a mark).
+      self.move(move)
       return
     targets = self._targets()
     if self.selected is None:
@@ -215,7 +216,7 @@ class App:
     if self.session.continuing_square():
       return f"you must go on jumping with the piece on {self.session.continuing_square()}"
     return f"the piece on {square} has no legal move" + (
-        " (a capture is compulsory)" if env.name == "checkers" else "")
+        f" ({env.no_move_reason})" if env.no_move_reason else "")
 
   # -- The state the page draws --------------------------------------------------------------
   def state_json(self) -> dict[str, Any]:

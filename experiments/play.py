@@ -34,14 +34,20 @@ commands:
 
 
 def build_parser() -> argparse.ArgumentParser:
+  from azjax import games
+
+  # Each game names its own sides (`Game.side_names`).
+  colours = "; ".join(f"{name} {'/'.join(games.game_class(name).side_names).lower()}"
+                      for name in games.GAMES)
   parser = argparse.ArgumentParser(
       prog="python -m experiments.play",
       description="Play against an agent (terminal or --web), or watch agents play (--watch).")
   parser.add_argument("--game", default=None,
-                      help="breakthrough (default), checkers, connect_four or tic_tac_toe")
+                      help=f"one of {', '.join(games.GAMES)} (default {games.DEFAULT_GAME})")
   parser.add_argument("--rows", type=int, default=None,
-                      help="breakthrough board rows (default: the trained agent's board, else 8)")
-  parser.add_argument("--cols", type=int, default=None, help="breakthrough board columns")
+                      help="board rows, for a game with a board size (default: the trained "
+                      "agent's board, else the game's own)")
+  parser.add_argument("--cols", type=int, default=None, help="board columns, likewise")
   parser.add_argument("--checkpoint", default=None, metavar="DIR",
                       help="a trained run directory (default: the one in results/ for the game)")
   parser.add_argument("--opponent", default=None, metavar="SPEC",
@@ -55,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="alphabeta depth (default 2), azab depth (default 3)")
   parser.add_argument("--color", default="white",
                       help="your side: white (moves first) or black; also the game's own "
-                      "colours (checkers red/black, connect four red/yellow, tic-tac-toe x/o)")
+                      f"colours ({colours})")
   parser.add_argument("--watch", action="store_true",
                       help="agent against agent: --opponent plays both sides unless --white or "
                       "--black say otherwise")

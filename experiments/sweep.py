@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from azjax import config as config_lib
+from azjax import games
 from experiments._cli import build_config
 
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
       epilog="keys that batch (one vmapped program): " + ", ".join(sweep.BATCHED_KEYS)
       + ". Keys that form separate groups: " + ", ".join(sweep.GROUPED_KEYS)
       + ". Keys that cannot be swept: " + ", ".join(sweep.FIXED_KEYS) + ".")
-  parser.add_argument("--game", help="breakthrough, checkers, connect_four, tic_tac_toe")
+  parser.add_argument("--game", help="one of " + ", ".join(games.GAMES))
   parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                       help="values of one key (repeatable: the cartesian product is swept)")
   parser.add_argument("--seeds", default=None, help="seeds of every combination: 0,1,2 or 0-3")

@@ -154,8 +154,8 @@ def test_breakthrough_evaluation_by_hand():
   # Material 4 - 2 = 2; advancement (3 + 2) - (0 + 3) = 2; 2 + 0.1 * 2 = 2.2.
   white = env.from_ascii(text, to_move=0)
   black = env.from_ascii(text, to_move=1)
-  assert float(alphabeta.breakthrough_evaluation(white)) == pytest.approx(2.2)
-  assert float(alphabeta.breakthrough_evaluation(black)) == pytest.approx(-2.2)
+  assert float(env.alphabeta_evaluation(white)) == pytest.approx(2.2)
+  assert float(env.alphabeta_evaluation(black)) == pytest.approx(-2.2)
 
 
 def test_checkers_evaluation_by_hand():
@@ -175,8 +175,8 @@ def test_checkers_evaluation_by_hand():
   # 1 + 1.5 * 0 + 0.2 * 1 + 0.05 * 2 = 1.3.
   own = env.from_ascii(text, to_move=0)
   opp = env.from_ascii(text, to_move=1)
-  assert float(alphabeta.checkers_evaluation(own)) == pytest.approx(1.3)
-  assert float(alphabeta.checkers_evaluation(opp)) == pytest.approx(-1.3)
+  assert float(env.alphabeta_evaluation(own)) == pytest.approx(1.3)
+  assert float(env.alphabeta_evaluation(opp)) == pytest.approx(-1.3)
 
 
 @pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 3, 20), ("connect_four", 3, 10)])

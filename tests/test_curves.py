@@ -1,8 +1,10 @@
 """Learning curves against perfect play: each snapshot of a run scored on solver-labelled positions."""
 
+import dataclasses
 import json
 
 import numpy as np
+import pytest
 
 from azjax import curves, solver_benchmark
 from azjax.config import Config
@@ -41,3 +43,23 @@ def test_solver_curve_of_every_snapshot(tmp_path):
   (out / "mistakes.png").unlink()
   efficiency.main(["--out", str(out), "--replot"])
   assert (out / "mistakes.png").exists()
+
+
+def test_solver_every_scores_training(tmp_path):
+  """With solver_every, the run logs its mistakes against perfect play at iteration 0, every
+  solver_every iterations and at the end, and plots them."""
+  config = dataclasses.replace(TINY, iterations=3, solver_every=2, eval_simulations=4)
+  summary = train_and_evaluate(config, tmp_path / "run", progress=False)
+  rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+  scored = [r["iteration"] for r in rows if "solver/policy/mistake_rate" in r]
+  assert scored == [0, 2, 3]
+  assert all(0 <= r["solver/search4/mistake_rate"] <= 1 for r in rows if r["iteration"] in scored)
+  assert (tmp_path / "run" / "mistakes.png").exists()
+  assert "policy mistakes vs perfect play" in summary.final_eval
+
+
+def test_solver_every_needs_a_benchmark(tmp_path):
+  config = dataclasses.replace(TINY, game="checkers", net="mlp", solver_every=2)
+  with pytest.raises(ValueError, match="checkers has no solver benchmark"):
+    train_and_evaluate(config, tmp_path / "run", progress=False)
+  assert not (tmp_path / "run").exists()  # Refused before anything was written.

@@ -12,6 +12,7 @@ import pytest
 
 from azjax import checkpoint, games, nets
 from azjax.config import Config
+from azjax.games import breakthrough
 from azjax.nets import layers
 from azjax.probe import concepts, dataset, probes, tcav
 
@@ -55,7 +56,7 @@ def boards():
     squares = rng.permutation(36)[:8]
     row[squares[:4]], row[squares[4:]] = 1, -1
   grids = flat.reshape(count, 6, 6)
-  captures = jax.vmap(lambda g: jnp.any(concepts.breakthrough_moves(g)[3]))(jnp.asarray(grids))
+  captures = jax.vmap(lambda g: jnp.any(breakthrough.moves(g)[3]))(jnp.asarray(grids))
   obs = np.stack([grids == 1, grids == -1], axis=-1).astype(np.float32)
   return obs, np.asarray(captures, np.float32), np.arange(count) // 4
 

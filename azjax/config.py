@@ -95,14 +95,12 @@ class Config:
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
-    if self.game != "breakthrough":
-      return {}
-    kwargs: dict[str, Any] = {"observation": self.observation}
-    if self.rows:
-      kwargs["rows"] = self.rows
-    if self.cols:
-      kwargs["cols"] = self.cols
-    return kwargs
+    """The game's constructor options: the fields its class names in `config_options`
+    (Breakthrough: rows, cols, observation), except those left at 0 (the game's default)."""
+    from azjax import games  # Local import: games import nothing from here.
+
+    options = games.game_class(self.game).config_options
+    return {key: getattr(self, key) for key in options if getattr(self, key) != 0}
 
   def net_config(self) -> NetConfig:
     return NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
@@ -141,15 +139,19 @@ class Config:
         raise ValueError(f"config {key}={getattr(self, key)!r}: {why}")
 
     need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
-    # Breakthrough's board: files are the letters a..z, and one rank or file leaves no game.
+    # The game options a run may set are those the game's class names (`config_options`).
+    options = games.game_class(self.game).config_options
+    taking = lambda key: ", ".join(  # noqa: E731
+        g for g in games.GAMES if key in games.game_class(g).config_options)
+    # A board size: files are the letters a..z, and one rank or file leaves no game.
     for key in ("rows", "cols"):
       need(getattr(self, key) == 0 or 2 <= getattr(self, key) <= 26, key,
            "must be 0 (the game's default) or in 2..26")
-      need(getattr(self, key) == 0 or self.game == "breakthrough", key,
-           f"only breakthrough takes a board size; {self.game} has one size (leave it 0)")
+      need(getattr(self, key) == 0 or key in options, key,
+           f"only {taking(key)} takes a board size; {self.game} has one size (leave it 0)")
     need(self.observation in ("mover", "thesis"), "observation", "use 'mover' or 'thesis'")
-    need(self.observation == "mover" or self.game == "breakthrough", "observation",
-         "the thesis encoding exists for breakthrough only")
+    need(self.observation == "mover" or "observation" in options, "observation",
+         f"the thesis encoding exists for {taking('observation')} only")
     for key in ("simulations", "selfplay_batch", "selfplay_steps", "buffer_size", "train_batch",
                 "iterations", "eval_simulations", "eval_mcts_simulations", "channels", "blocks",
                 "hidden", "value_hidden"):

@@ -185,7 +185,7 @@ def test_registry_and_attributes():
   assert env.blocks_option == "random"
   assert (env.num_actions, env.action_planes, env.pass_action) == (76, 3, 75)
   assert env.observation_shape == (5, 5, 5)
-  assert env.side_names == ("H", "V") and env.example_move == "a2b2"
+  assert env.side_names == ("H", "V") and env.example_move == "a5b5"
   assert "pass" in env.rules_text and env.symmetries() == ()
   assert env.piece_symbols == {0: ".", 1: "H", 2: "V", 3: "#"}
   # 4 N^2 plies before each of at most 2 N (N - 1) - 1 forward moves (see the module docstring).

@@ -279,15 +279,42 @@ class Slider(base.Game):
 
   name = "slider"
   piece_symbols = {0: ".", 1: "H", 2: "V", 3: "#"}
+
+  # -- What a game says about itself (see `base.Game`) -------------------------------------------
   side_names = ("H", "V")
-  example_move = "a2b2"
-  rules_text = (
-      "Slider: H (player 0) starts on file a and moves first, one step right, up or down; "
-      "V starts on rank 1 and moves one step up, left or right. Pieces never enter a "
-      "piece or a block (#). H leaves the board to the right of the last file, V over the top "
-      "(e3+); no captures. With no move you must pass (-). The first to move all its pieces "
-      "off wins; two passes in a row, a threefold repetition, or 4*N*N plies without a forward "
-      "move is a draw. Moves: a2b2, e3+, -.")
+
+  @property
+  def rules_text(self) -> str:
+    n = self.size
+    return f"""\
+Slider ({n}x{n})
+  H (player 0) starts on file a and moves first, one step right, up or down; V starts on
+  rank 1 and moves one step up, left or right. Pieces never enter a piece or a block (#).
+  H leaves the board to the right of the last file, V over the top; there are no captures.
+  With no move you must pass. The first to move all its pieces off wins; two passes in a
+  row, a threefold repetition, or {4 * n * n} plies without a forward move is a draw.
+  Notation: from-square then to-square, e.g. a2b2; e3+ for a piece leaving; - to pass."""
+
+  @property
+  def example_move(self) -> str:
+    """"a5b5" on 5x5: H's top piece steps right, always legal at the start (blocks stand
+    strictly inside the border, so never on the top rank)."""
+    return f"a{self.size}b{self.size}"
+
+  def describe(self) -> str:
+    return f"{self.name} {self.size}x{self.size}"
+
+  def legend(self) -> str:
+    return "H, V = the two sides' pieces, # = a block"
+
+  def move_squares(self, move: str) -> tuple[str | None, list[str]]:
+    """A step "a2b2" -> ("a2", ["b2"]); a piece leaving "e3+" -> ("e3", []); a pass -> (None,
+    []): moves off the board and passes have no target square to click."""
+    if move in PASS_MOVES:
+      return None, []
+    if move.endswith("+"):
+      return move[:-1], []
+    return super().move_squares(move)
 
   def __init__(self, size: int = 5, blocks: str | Sequence[str] = "random"):
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
@@ -357,19 +384,14 @@ class Slider(base.Game):
     board = jnp.where(blocks, jnp.int8(BLOCK), self._start)
     return fresh_state(board, 0, 0, False, False, size=self.size)
 
-  def step(self, state: State, action: jax.Array) -> State:
-    """Plays `action` for the mover (see `base` for the conventions).
+  def _step(self, state: State, action: jax.Array) -> State:
+    """Plays `action` for the mover of a live state (see `base` for the conventions).
 
     An illegal action (a pass while a move exists, or an action outside `[0, A)`, included)
     ends the game as a loss for the mover: the board is left as it was (seen by the next
-    player), and `last_move` is (-1, -1). Stepping a finished game is a no-op apart from
-    zeroing the rewards.
+    player), and `last_move` is (-1, -1). (`base.Game.step` makes stepping a finished game a
+    no-op apart from zeroing the rewards.)
     """
-    done = state.replace(rewards=jnp.zeros(2, jnp.float32))
-    return base.tree_select(state.terminated, done, self._step(state, action))
-
-  def _step(self, state: State, action: jax.Array) -> State:
-    """`step` for a live state: the rules of one action."""
     n, size = self.num_squares, self.size
     action = jnp.asarray(action, jnp.int32)
     player, board = state.current_player, state.board

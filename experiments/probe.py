@@ -415,6 +415,9 @@ def main(argv: list[str] | None = None) -> None:
   abstract = dataset.abstract_network(model, env.observation_shape)
   networks = dataset.run_networks(run_dir, abstract, snapshots=args.run is not None)
   final_label, _, final_variables = networks[-1]
+  if args.run is not None and len(networks) == 1:
+    print(f"probe: warning: {run_dir} has no network snapshots (models/<iteration> or "
+          "checkpoints/), so --run probes the final network only", file=sys.stderr)
   print(f"probe: {config.game} {config.game_kwargs()}, networks: "
         f"{', '.join(label for label, _, _ in networks)}")
 

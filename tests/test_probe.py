@@ -409,3 +409,16 @@ def test_probe_cli_pooled_features_without_tcav(exported, tmp_path):
   assert {r["features"] for r in scores} == {"pooled"}
   assert not (out / "tcav.csv").exists() and not (out / "tcav.png").exists()
   assert "probe features: pooled" in (out / "summary.md").read_text()
+
+
+def test_probe_run_without_snapshots_warns(exported, tmp_path, capsys):
+  import shutil
+
+  from experiments import probe
+  run_dir, _, _, _ = exported
+  copy = tmp_path / "run"
+  shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("models", "checkpoints"))
+  probe.main(["--run", str(copy), "--dataset", str(run_dir / "export"), "--out",
+              str(tmp_path / "probe"), "--seeds", "1", "--sweep-seeds", "1", "--probes", "sgd",
+              "--concepts", "material_advantage", "--features", "pooled", "--no-tcav"])
+  assert "has no network snapshots" in capsys.readouterr().err

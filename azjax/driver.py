@@ -1,37 +1,30 @@
-"""The outer training loop: iterate, log, evaluate, checkpoint, plot. `train_and_evaluate` is the
-testable entry point behind `python -m experiments.<game>`.
+"""One training run: `train_and_evaluate` is the testable entry point behind
+`python -m experiments.<game>`.
 
-Everything heavy happens inside the jitted `Trainer.iteration`; this loop only moves a few
-scalars to the host between iterations.
+It checks everything before writing anything (the config, the run directory, the memory
+estimate, a warm start's network), sets up or resumes the run, and hands it to the outer loop
+(`azjax.loop`, which a sweep's groups share), with gating as a step after the iteration
+(`azjax.gating`) when the config asks for it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import dataclasses
-import io
-import json
-import math
 import shutil
-import signal
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from azjax import checkpoint
+from azjax import checkpoint, gating, loop
 from azjax.config import Config
-from azjax.evaluation import Evaluator, SolverEvaluator
-from azjax.train import Trainer, TrainState
-
-
-class NaNLossError(RuntimeError):
-  """Raised when a loss becomes NaN or infinite; the last good checkpoint is kept."""
+from azjax.evaluation import SolverEvaluator
+from azjax.memory import check_run as check_memory
+# The loop's names a run's users (and older scripts) import from here.
+from azjax.loop import (METRICS_FILES, NaNLossError, plot_run, prune_metrics,  # noqa: F401
+                        read_metrics, stop_on_interrupt)
+from azjax.train import Trainer
 
 
 @dataclasses.dataclass
@@ -47,182 +40,18 @@ class Summary:
   metrics_file: Path
   plots: list[Path]
   stopped_by: str  # "iterations", "minutes", "interrupt"
+  compile_seconds: float = 0.0  # compiling the training iteration (not counted in `minutes`)
 
   def __str__(self) -> str:
     lines = [f"run: {self.run_dir}",
              f"trained {self.iterations} iterations, {self.positions:,} positions, "
-             f"{self.games:,} games in {self.minutes:.1f} min (stopped by {self.stopped_by})"]
+             f"{self.games:,} games in {self.minutes:.1f} min of training (stopped by "
+             f"{self.stopped_by}; compiling took {self.compile_seconds:.0f} s)"]
     for name, value in self.final_eval.items():
       lines.append(f"  {name}: {value:.3f}")
     lines += [f"checkpoint: {self.checkpoint_dir}", f"model: {self.model_dir}",
               f"metrics: {self.metrics_file}", "plots: " + ", ".join(map(str, self.plots))]
     return "\n".join(lines)
-
-
-METRICS_FILES = ("metrics.jsonl", "metrics.csv")
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[str]:
-  """Writes `rows` to the CSV at `path` (atomically: a reader never sees half of it); returns
-  its columns, the union of the rows' keys in order of appearance."""
-  fields = list(dict.fromkeys(k for r in rows for k in r))
-  text = io.StringIO(newline="")
-  writer = csv.writer(text)
-  writer.writerow(fields)
-  writer.writerows([[r.get(k, "") for k in fields] for r in rows])
-  checkpoint.write_atomic(path, text.getvalue())
-  return fields
-
-
-class _MetricsWriter:
-  """Appends one row per iteration to metrics.csv and metrics.jsonl (and TensorBoard if asked).
-
-  Rows are appended (rewriting the files every iteration would cost a run's whole history each
-  time); a crash can only tear the last line, which `read_metrics` skips and `prune_metrics`
-  removes on resume.
-  """
-
-  def __init__(self, run_dir: Path, tensorboard: bool):
-    self.csv_path = run_dir / "metrics.csv"
-    self.jsonl_path = run_dir / "metrics.jsonl"
-    self._fields: list[str] | None = None
-    if self.csv_path.exists():
-      with open(self.csv_path) as f:
-        self._fields = next(csv.reader(f), None)
-    self._tb = None
-    if tensorboard:
-      try:
-        from tensorboardX import SummaryWriter
-        self._tb = SummaryWriter(str(run_dir / "tensorboard"))
-      except ImportError:
-        print("tensorboardX is not installed (pip install azjax[tensorboard]); skipping it")
-
-  def write(self, row: dict[str, Any]) -> None:
-    with open(self.jsonl_path, "a") as f:
-      f.write(json.dumps(row) + "\n")
-    if self._fields is None or any(k not in self._fields for k in row):
-      # New columns (e.g. the first evaluation): rewrite the CSV from the JSONL log.
-      self._fields = _write_csv(self.csv_path, read_metrics(self.jsonl_path.parent))
-    else:
-      with open(self.csv_path, "a", newline="") as f:
-        csv.writer(f).writerow([row.get(k, "") for k in self._fields])
-    if self._tb is not None:
-      for k, v in row.items():
-        if isinstance(v, (int, float)) and math.isfinite(v):
-          self._tb.add_scalar(k, v, row["iteration"])
-
-
-def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-  """The rows of `run_dir/metrics.jsonl`, oldest first.
-
-  A last line that is not JSON (a crash in the middle of appending it) is skipped.
-
-  Raises:
-    ValueError: another line is not JSON (the message names the file and the line).
-  """
-  path = Path(run_dir) / "metrics.jsonl"
-  if not path.exists():
-    return []
-  lines = path.read_text().splitlines()
-  rows = []
-  for number, line in enumerate(lines, 1):
-    if not line.strip():
-      continue
-    try:
-      rows.append(json.loads(line))
-    except ValueError:
-      if number == len(lines):
-        break
-      raise ValueError(f"{path}, line {number}: not a JSON row of metrics") from None
-  return rows
-
-
-def prune_metrics(run_dir: Path, iteration: int) -> int:
-  """Drops the rows after `iteration` from metrics.jsonl and metrics.csv (atomically), so that a
-  run resumed from that iteration's checkpoint logs every later iteration once. A run restarted
-  from scratch (`iteration` 0) keeps nothing. Returns the number of rows dropped."""
-  run_dir = Path(run_dir)
-  jsonl = run_dir / "metrics.jsonl"
-  if not jsonl.exists():
-    return 0
-  rows = read_metrics(run_dir)
-  kept = [r for r in rows if iteration and r.get("iteration", 0) <= iteration]
-  text = jsonl.read_text()
-  # A torn last line (skipped by read_metrics, or cut before its newline) is rewritten too.
-  torn = len([line for line in text.splitlines() if line.strip()]) != len(rows) or (
-      text and not text.endswith("\n"))
-  if len(kept) == len(rows) and not torn:
-    return 0
-  checkpoint.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
-  if kept:
-    _write_csv(run_dir / "metrics.csv", kept)
-  else:
-    (run_dir / "metrics.csv").unlink(missing_ok=True)
-  return len(rows) - len(kept)
-
-
-def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
-  """Labels a plot over self-play positions, writes it to `path` and closes it."""
-  import matplotlib.pyplot as plt
-  ax.set_xlabel("self-play positions")
-  ax.set_ylabel(ylabel)
-  ax.legend()
-  ax.set_title(title)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path
-
-
-def plot_run(run_dir: Path) -> list[Path]:
-  """Writes losses.png, winrate.png and mistakes.png (with `solver_every`) from metrics.jsonl;
-  returns their paths."""
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
-  rows = read_metrics(run_dir)
-  if not rows:
-    return []
-  out = []
-  x = np.array([r["positions"] for r in rows], dtype=float)
-  fig, ax = plt.subplots(figsize=(6, 4))
-  for key in ("policy_loss", "value_loss"):
-    y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
-    ax.plot(x, y, label=key)
-  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses",
-                     run_dir / "losses.png"))
-
-  evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
-  if evals:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    names = sorted({k for r in evals for k in r if k.startswith("eval/") and k.endswith("/score")})
-    for name in names:
-      pts = [(r["positions"], r[name], r.get(name.replace("/score", "/ci"), 0.0))
-             for r in evals if name in r]
-      px, py, pe = map(np.array, zip(*pts))
-      ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
-    ax.set_ylim(0, 1.02)
-    out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
-                       f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
-
-  scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
-  if scored:  # Mistakes against perfect play (solver_every), over training minutes.
-    from azjax import curves  # noqa: PLC0415
-
-    curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
-              **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
-             for r in scored]
-    out.append(curves.plot_curves({run_dir.name: curve}, run_dir / "mistakes.png"))
-  return out
-
-
-def _progress(total: int | None, initial: int):
-  try:
-    from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, unit="it", dynamic_ncols=True)
-  except ImportError:  # pragma: no cover
-    return None
 
 
 # What makes a directory a run's: a new run is refused where any of them is (a directory
@@ -301,34 +130,6 @@ def clear_run(run_dir: str | Path) -> list[str]:
   return removed
 
 
-def check_memory(trainer: Trainer, mesh: Any = None, limit: int | None = -1) -> None:
-  """Raises ValueError if the run's estimated device memory (`sweep.estimate_memory`, from
-  shapes only) is more than 90% of `limit` bytes (-1: ask the device; None: no check)."""
-  from azjax import sharding, sweep  # noqa: PLC0415  (sweep imports this module)
-
-  limit = sweep.device_memory() if limit == -1 else limit
-  if limit is None:
-    return
-  estimate = sweep.estimate_memory(trainer)
-  data = sharding.data_size(mesh)
-  device = jax.devices()[0]
-  if device.platform == "cpu":  # The CPU's "devices" share one memory: compare the total.
-    need = estimate.per_device(data) * data
-    where = f"this host's {limit / 2**30:.2f} GiB of memory"
-  else:
-    need = estimate.per_device(data)
-    where = f"the {limit / 2**30:.2f} GiB of one {device.device_kind}"
-  if need <= 0.9 * limit:
-    return
-  gib = lambda n: f"{n / 2**30:.2f} GiB"  # noqa: E731
-  raise ValueError(
-      f"this run needs about {gib(need)} of device memory (replay buffer and games "
-      f"{gib(estimate.replay)} with buffer_size={trainer.config.buffer_size}, search tree "
-      f"{gib(estimate.search)}, training {gib(estimate.training)}, parameters and optimizer "
-      f"{gib(estimate.replicated)}), more than 90% of {where}: lower buffer_size, "
-      "selfplay_batch or train_batch (--no-memory-check skips this estimate)")
-
-
 def _warn(message: str) -> None:
   print(f"warning: {message}", file=sys.stderr, flush=True)
 
@@ -345,13 +146,6 @@ def _mesh(devices: int | None):
   from azjax import sharding  # noqa: PLC0415
 
   return sharding.make_mesh(available[:count])
-
-
-def _save(mngr, run_dir: Path, state) -> None:
-  """A resumable checkpoint plus a small snapshot of the network in `models/<iteration>`."""
-  it = int(state.iteration)
-  checkpoint.save(mngr, it, state, {"iteration": it})
-  checkpoint.save_model(run_dir, Trainer.variables(state), step=it)
 
 
 def _check_warm_start(config: Config, source: str | Path) -> None:
@@ -375,32 +169,11 @@ def _warm_start(trainer: Trainer, state, source: str | Path):
                        best_batch_stats=best[1], opt_state=trainer.optimizer.init(params))
 
 
-def _eval_columns(results: dict[str, Any]) -> dict[str, float]:
-  """Metrics columns of an evaluation: each opponent's score and 95% interval half-width."""
-  row = {f"eval/{name}/score": r.score for name, r in results.items()}
-  row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
-              for name, r in results.items()})
-  return row
-
-
-@contextlib.contextmanager
-def stop_on_interrupt(log=print):
-  """Turns the first Ctrl-C into a request: yields `{"flag": bool}`, set once Ctrl-C arrives,
-  for a training loop to finish its iteration, checkpoint and stop; a second Ctrl-C raises
-  KeyboardInterrupt. The previous handler is restored on exit."""
-  interrupted = {"flag": False}
-
-  def on_sigint(signum, frame):
-    if interrupted["flag"]:
-      raise KeyboardInterrupt
-    interrupted["flag"] = True
-    log("\nstopping after this iteration (Ctrl-C again to abort without saving)")
-
-  previous = signal.signal(signal.SIGINT, on_sigint)
-  try:
-    yield interrupted
-  finally:
-    signal.signal(signal.SIGINT, previous)
+def _seconds_before(run_dir: Path, iteration: int) -> float:
+  """The training time of a resumed run's earlier sessions, up to `iteration` (its "seconds"
+  column counts training time over all sessions)."""
+  earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= iteration]
+  return float(earlier[-1].get("seconds", 0.0)) if iteration and earlier else 0.0
 
 
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
@@ -465,108 +238,24 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
     prune_metrics(run_dir, int(state.iteration))
   elif init_from is not None:
     state = trainer.place(_warm_start(trainer, state, init_from))
-  iteration_fn = trainer.jit_iteration()
-  evaluator = Evaluator(trainer)
-  writer = _MetricsWriter(run_dir, tensorboard)
-
+  step = (trainer.jit_iteration(gating.gated(trainer)) if config.gating
+          else trainer.jit_iteration())
+  run = loop.RunOutput(run_dir=run_dir, manager=mngr,
+                       writer=loop.MetricsWriter(run_dir, tensorboard),
+                       last_saved=int(state.iteration), have_checkpoint=have_checkpoint,
+                       seconds_before=_seconds_before(run_dir, int(state.iteration)))
   # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
-  with stop_on_interrupt() as interrupted:
-    start_iteration = int(state.iteration)
-    last_saved = start_iteration  # The newest checkpoint's, if `have_checkpoint`.
-    # With a time budget the iteration count is only an upper bound: no misleading ETA then.
-    bar = _progress(None if config.minutes else config.iterations, start_iteration) \
-        if progress else None
-    budget = config.minutes * 60 if config.minutes else math.inf
-    t_start = time.time()
-    t_last = t_start
-    # "seconds" counts training time over all sessions of a resumed run.
-    earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= start_iteration]
-    seconds_before = float(earlier[-1].get("seconds", 0.0)) if resume and earlier else 0.0
-    positions_last = int(state.positions)
-    final_eval: dict[str, float] = {}  # The latest evaluation, for the summary.
-    stopped_by = "iterations"
-
-    def evaluate(state) -> dict[str, float]:
-      results = evaluator.evaluate(Trainer.variables(state),
-                                   jax.random.PRNGKey(int(state.iteration)))
-      final_eval.clear()
-      final_eval.update({f"score vs {name}": r.score for name, r in results.items()})
-      return _eval_columns(results)
-
-    def solver_columns(state) -> dict[str, float]:
-      # The same key every time: the curve's changes come from the network alone.
-      columns = solver_evaluator(Trainer.variables(state), jax.random.PRNGKey(0))
-      final_eval.update({f"{k.split('/')[1]} mistakes vs perfect play": v
-                         for k, v in columns.items() if k.endswith("/mistake_rate")})
-      return columns
-
-    try:
-      if start_iteration == 0 and ((config.eval_every and config.eval_games)
-                                   or solver_evaluator is not None):
-        # The untrained network's scores: the starting point of the learning curves.
-        writer.write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
-                      **(evaluate(state) if config.eval_every else {}),
-                      **(solver_columns(state) if solver_evaluator is not None else {})})
-      while True:
-        done = int(state.iteration)
-        if done >= config.iterations:
-          break
-        if max_iterations is not None and done - start_iteration >= max_iterations:
-          break
-        if time.time() - t_start >= budget:
-          stopped_by = "minutes"
-          break
-        if interrupted["flag"]:
-          stopped_by = "interrupt"
-          break
-        new_state, metrics = iteration_fn(state)
-        metrics = jax.device_get(metrics)
-        trained = bool(metrics.pop("trained"))
-        if trained and not all(math.isfinite(float(metrics[k])) for k in ("loss", "grad_norm")):
-          kept = (f"The last good checkpoint (iteration {last_saved}) is kept in "
-                  f"{mngr.directory}" if have_checkpoint else
-                  f"No checkpoint was saved yet (checkpoint_every={config.checkpoint_every})")
-          raise NaNLossError(
-              f"iteration {done + 1}: the loss is {float(metrics['loss'])} (not finite); "
-              f"stopping. {kept}; lower learning_rate or check the inputs.")
-        state = new_state
-        it = int(state.iteration)
-        now = time.time()
-        positions = int(state.positions)
-        row = {"iteration": it, "positions": positions, "games": int(state.games_finished),
-               "sgd_steps": int(state.sgd_steps),
-               "seconds": round(seconds_before + now - t_start, 3),
-               "positions_per_second": (positions - positions_last) / max(now - t_last, 1e-9)}
-        row.update({k: float(v) for k, v in metrics.items()})
-        t_last, positions_last = now, positions
-        is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
-                   or (max_iterations is not None and it - start_iteration >= max_iterations))
-        if (config.eval_every and it % config.eval_every == 0) or is_last:
-          row.update(evaluate(state))
-        if solver_evaluator is not None and (it % config.solver_every == 0 or is_last):
-          row.update(solver_columns(state))
-        writer.write(row)
-        if config.checkpoint_every and it % config.checkpoint_every == 0 and it != last_saved:
-          _save(mngr, run_dir, state)
-          last_saved, have_checkpoint = it, True
-        if bar is not None:
-          bar.update(1)
-          postfix = {"games": row["games"], "pos/s": f"{row['positions_per_second']:.0f}",
-                     **({"min left": f"{max(budget - (now - t_start), 0) / 60:.1f}"}
-                        if config.minutes else {}),
-                     "pi": f"{row['policy_loss']:.3f}", "v": f"{row['value_loss']:.3f}"}
-          postfix.update({k.split("/")[1]: f"{v:.2f}" for k, v in row.items()
-                          if k.startswith("eval/") and k.endswith("/score")})
-          bar.set_postfix(postfix, refresh=False)
-    finally:
-      if bar is not None:
-        bar.close()
-  it = int(state.iteration)
-  if it != last_saved:
-    _save(mngr, run_dir, state)
-  model_dir = checkpoint.save_model(run_dir, Trainer.variables(state))
-  plots = plot_run(run_dir)
-  return Summary(run_dir=run_dir, iterations=it, positions=int(state.positions),
-                 games=int(state.games_finished), minutes=(time.time() - t_start) / 60,
-                 final_eval=final_eval, checkpoint_dir=Path(mngr.directory), model_dir=model_dir,
-                 metrics_file=writer.csv_path, plots=plots, stopped_by=stopped_by)
+  with loop.stop_on_interrupt() as interrupted:
+    result = loop.train(step, state, [run], trainer, solver_evaluator=solver_evaluator,
+                        max_iterations=max_iterations, interrupted=interrupted,
+                        progress=progress)
+  final_eval = {f"score vs {name}": r.score for name, r in run.matches.items()}
+  final_eval.update({f"{k.split('/')[1]} mistakes vs perfect play": v
+                     for k, v in run.solver.items() if k.endswith("/mistake_rate")})
+  state = result.state
+  return Summary(run_dir=run_dir, iterations=result.iterations, positions=int(state.positions),
+                 games=int(state.games_finished), minutes=result.train_seconds / 60,
+                 compile_seconds=result.compile_seconds, final_eval=final_eval,
+                 checkpoint_dir=Path(mngr.directory), model_dir=run.model_dir,
+                 metrics_file=run.writer.csv_path, plots=run.plots,
+                 stopped_by=result.stopped_by)

@@ -2,8 +2,9 @@
 
 `Trainer` holds the static parts of a run (game, network module, optimizer, configs) and builds
 the one jitted function `iteration(state) -> (state, metrics)`. `TrainState` holds everything that
-changes, so a checkpoint of it resumes the very same run. The outer loop lives in
-`azjax.driver` (one run) and `azjax.sweep` (many runs vmapped together).
+changes, so a checkpoint of it resumes the very same run. Gating is a step of its own after the
+iteration (`azjax.gating`); the outer loop is `azjax.loop`, behind `azjax.driver` (one run) and
+`azjax.sweep` (many runs vmapped together).
 
 Hyperparameters that change no shape (learning rate, weight decay, search noise, ...) can also
 come in as traced values: `iteration(state, hyper)` with a `Hyper` of scalars, which is what
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import chex
 import flax.linen as nn
@@ -80,6 +81,21 @@ class Hyper:
 
 
 HYPER_KEYS = tuple(f.name for f in dataclasses.fields(Hyper))
+
+
+class IterationKeys(NamedTuple):
+  """The subkeys of one iteration, split from the state's key."""
+
+  next: chex.Array  # the state's key for the next iteration
+  selfplay: chex.Array
+  sgd: chex.Array
+  gating: chex.Array  # the gating match after the iteration (`azjax.gating`)
+  augment: chex.Array
+
+
+def iteration_keys(key: chex.Array) -> IterationKeys:
+  """One iteration's keys from the state's `key` (the same split with gating on or off)."""
+  return IterationKeys(*jax.random.split(key, 5))
 
 
 # -- Loss -------------------------------------------------------------------------------------------
@@ -238,25 +254,6 @@ class Trainer:
     return checkpoint.model_variables(
         state.replace(params=state.best_params, batch_stats=state.best_batch_stats))
 
-  def gating_score(self, candidate: dict, best: dict, key: chex.Array) -> chex.Array:
-    """`[]` score (wins + draws / 2, per game) of `candidate` against `best`, both colours."""
-    from azjax import agents, arena  # Local import: agents imports this module's neighbours.
-
-    candidate = {k: v for k, v in candidate.items() if v}
-    best = {k: v for k, v in best.items() if v}
-    if self.config.gating_player == "search":
-      def player(variables):
-        return agents.make_alphazero(self.game, model=self.model, variables=variables,
-                                     simulations=self.config.eval_simulations,
-                                     algorithm=self.config.search, gumbel_scale=1.0).policy
-    else:
-      def player(variables):
-        return agents.make_raw_policy(self.game, model=self.model, variables=variables,
-                                      sample=True).policy
-    outcomes = arena.match_outcomes(self.game, player(candidate), player(best),
-                                    self.config.gating_games, self.game.max_game_length, key)
-    return jnp.mean((outcomes["outcome"] + 1.0) / 2.0)
-
   # -- Initial state --------------------------------------------------------------------------------
   def init(self, seed: int | None = None) -> TrainState:
     """A fresh state for `seed` (default: the config's), placed on the mesh if there is one."""
@@ -363,9 +360,9 @@ class Trainer:
         config's numbers as compile-time constants (a single run).
     """
     config = self.config
-    key, selfplay_key, sgd_key, gating_key, augment_key = jax.random.split(state.key, 5)
+    key, selfplay_key, sgd_key, _, augment_key = iteration_keys(state.key)
 
-    # -- Self-play with the current network (with gating: the best one so far).
+    # -- Self-play with the current network (with gating, `azjax.gating`: the best one so far).
     eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
     sgd_step = loop_under_vmap(self.sgd_step) if self.loop_configs else self.sgd_step
     sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
@@ -409,23 +406,8 @@ class Trainer:
     params, batch_stats, opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new, old)
     metrics = jax.tree.map(lambda m: jnp.where(ready, m, jnp.nan), metrics)
 
-    # -- Gating: the trained network replaces the best one only if it beats it.
-    best_params, best_batch_stats = state.best_params, state.best_batch_stats
-    if config.gating:
-      gating_score = self.gating_score({"params": params, "batch_stats": batch_stats},
-                                       {"params": best_params, "batch_stats": best_batch_stats},
-                                       gating_key)
-      threshold = config.gating_threshold if hyper is None else hyper.gating_threshold
-      accept = ready & (gating_score > threshold)
-      metrics["gating_score"] = jnp.where(ready, gating_score, jnp.nan)
-      metrics["gating_accepted"] = accept
-      best_params, best_batch_stats = jax.tree.map(
-          lambda n, b: jnp.where(accept, n, b), (params, batch_stats),
-          (best_params, best_batch_stats))
-
     new_state = state.replace(
         params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,
-        best_params=best_params, best_batch_stats=best_batch_stats,
         iteration=state.iteration + 1,
         sgd_steps=state.sgd_steps + jnp.where(ready, config.sgd_steps, 0),
         positions=state.positions + stats.moves,
@@ -443,15 +425,17 @@ class Trainer:
     )
     return new_state, metrics
 
-  def jit_iteration(self):
-    """The iteration, jitted once; the state argument is donated (updated in place).
+  def jit_iteration(self, step: Any = None):
+    """The iteration (or `step`, a function like it: `azjax.gating.gated`), jitted once; the
+    state argument is donated (updated in place).
 
     With a mesh, the state keeps its shardings from one iteration to the next (the state
     passed in must be placed: `init` and `place` do it) and the metrics come back replicated.
     """
+    step = self.iteration if step is None else step
     if self.mesh is None:
-      return jax.jit(self.iteration, donate_argnums=0)
+      return jax.jit(step, donate_argnums=0)
     shardings = self.state_shardings(jax.eval_shape(self.init_state, 0))
-    return jax.jit(self.iteration, in_shardings=(shardings,),
+    return jax.jit(step, in_shardings=(shardings,),
                    out_shardings=(shardings, sharding.replicated(self.mesh)),
                    donate_argnums=0)

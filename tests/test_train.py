@@ -454,17 +454,18 @@ def test_other_optimizers_take_a_finite_step(optimizer, schedule):
 def test_gating_keeps_or_replaces_the_best_network(replaced, monkeypatch):
   """A score of 1 (no score can exceed the threshold of 1) keeps the initial network for
   self-play; a match won outright (score forced to 1 against a 0.55 threshold) replaces it."""
+  from azjax import gating
   config = dataclasses.replace(TINY, gating=True, gating_games=4,
                                gating_threshold=0.55 if replaced else 1.0)
   trainer = train.Trainer.create(config)
   if replaced:
-    real = train.Trainer.gating_score
-    def won(self, candidate, best, key):
-      return real(self, candidate, best, key) * 0.0 + 1.0
-    monkeypatch.setattr(train.Trainer, "gating_score", won)
+    real = gating.score
+    def won(trainer, candidate, best, key):
+      return real(trainer, candidate, best, key) * 0.0 + 1.0
+    monkeypatch.setattr(gating, "score", won)
   state = trainer.init()
   initial = jax.tree.map(np.asarray, state.params)
-  iteration = jax.jit(trainer.iteration)
+  iteration = trainer.jit_iteration(gating.gated(trainer))
   for _ in range(4):
     state, metrics = iteration(state)
   assert bool(metrics["trained"])

@@ -1,0 +1,518 @@
+"""The outer training loop, one for a single run (`azjax.driver`) and for each group of a sweep
+(`azjax.sweep`: `K` runs stacked on a leading axis and trained by one vmapped program).
+
+Everything heavy happens inside the jitted step (`Trainer.iteration`, or `azjax.gating.gated`);
+between steps this loop only moves a few scalars per run to the host and decides what else to
+do: stop (iterations, minutes of training, `max_iterations`, Ctrl-C), drop a run whose loss is
+no longer finite, write each run's metrics row, evaluate (`eval_every`, `solver_every`),
+checkpoint (`checkpoint_every`), and show a progress bar. It also owns the files every run
+writes: metrics.jsonl / metrics.csv and the plots.
+
+The step is compiled ahead of time before the first iteration ("compiling the training
+iteration ..."), so the time budget counts training only; `enable_compile_cache` keeps the
+compiled programs on disk, so that a second start (a `--resume`, the same preset again) loads
+them instead of compiling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import io
+import json
+import math
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azjax import checkpoint
+from azjax.config import Config
+from azjax.evaluation import Evaluator
+from azjax.train import Trainer
+
+
+class NaNLossError(RuntimeError):
+  """Raised when a loss becomes NaN or infinite; the last good checkpoint is kept."""
+
+
+# -- The compilation cache -------------------------------------------------------------------------
+
+
+def default_compile_cache() -> Path:
+  """`$AZJAX_COMPILE_CACHE`, else `$XDG_CACHE_HOME/azjax/jax` (`~/.cache/azjax/jax`): one
+  cache for every run and checkout of this user, since a compiled program depends on the
+  program and the machine, not on the run directory."""
+  if os.environ.get("AZJAX_COMPILE_CACHE"):
+    return Path(os.environ["AZJAX_COMPILE_CACHE"]).expanduser()
+  root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+  return Path(root) / "azjax" / "jax"
+
+
+def enable_compile_cache(path: str | Path | None = None) -> Path:
+  """Turns on JAX's persistent compilation cache in `path` (default `default_compile_cache()`);
+  returns the directory.
+
+  Programs that take longer than 0.1 s to compile are kept (JAX's default of 1 s would leave
+  out the evaluation matches of small presets). Called after something has compiled, the
+  cache is set up again (JAX decides once per process whether to use it).
+  """
+  from jax._src import compilation_cache  # noqa: PLC0415 (reset_cache has no public name)
+
+  path = Path(path) if path is not None else default_compile_cache()
+  path.mkdir(parents=True, exist_ok=True)
+  jax.config.update("jax_compilation_cache_dir", str(path))
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
+  # 0 would let JAX choose its own minimum size on first use; 1 byte keeps every program.
+  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 1)
+  compilation_cache.reset_cache()
+  return path
+
+
+# -- Metrics files ---------------------------------------------------------------------------------
+
+
+METRICS_FILES = ("metrics.jsonl", "metrics.csv")
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+  """Writes `rows` to the CSV at `path` (atomically: a reader never sees half of it); returns
+  its columns, the union of the rows' keys in order of appearance."""
+  fields = list(dict.fromkeys(k for r in rows for k in r))
+  text = io.StringIO(newline="")
+  writer = csv.writer(text)
+  writer.writerow(fields)
+  writer.writerows([[r.get(k, "") for k in fields] for r in rows])
+  checkpoint.write_atomic(path, text.getvalue())
+  return fields
+
+
+class MetricsWriter:
+  """Appends one row per iteration to metrics.csv and metrics.jsonl (and TensorBoard if asked).
+
+  Rows are appended (rewriting the files every iteration would cost a run's whole history each
+  time); a crash can only tear the last line, which `read_metrics` skips and `prune_metrics`
+  removes on resume.
+  """
+
+  def __init__(self, run_dir: Path, tensorboard: bool = False):
+    self.csv_path = run_dir / "metrics.csv"
+    self.jsonl_path = run_dir / "metrics.jsonl"
+    self._fields: list[str] | None = None
+    if self.csv_path.exists():
+      with open(self.csv_path) as f:
+        self._fields = next(csv.reader(f), None)
+    self._tb = None
+    if tensorboard:
+      try:
+        from tensorboardX import SummaryWriter
+        self._tb = SummaryWriter(str(run_dir / "tensorboard"))
+      except ImportError:
+        print("tensorboardX is not installed (pip install azjax[tensorboard]); skipping it")
+
+  def write(self, row: dict[str, Any]) -> None:
+    with open(self.jsonl_path, "a") as f:
+      f.write(json.dumps(row) + "\n")
+    if self._fields is None or any(k not in self._fields for k in row):
+      # New columns (e.g. the first evaluation): rewrite the CSV from the JSONL log.
+      self._fields = _write_csv(self.csv_path, read_metrics(self.jsonl_path.parent))
+    else:
+      with open(self.csv_path, "a", newline="") as f:
+        csv.writer(f).writerow([row.get(k, "") for k in self._fields])
+    if self._tb is not None:
+      for k, v in row.items():
+        if isinstance(v, (int, float)) and math.isfinite(v):
+          self._tb.add_scalar(k, v, row["iteration"])
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+  """The rows of `run_dir/metrics.jsonl`, oldest first.
+
+  A last line that is not JSON (a crash in the middle of appending it) is skipped.
+
+  Raises:
+    ValueError: another line is not JSON (the message names the file and the line).
+  """
+  path = Path(run_dir) / "metrics.jsonl"
+  if not path.exists():
+    return []
+  lines = path.read_text().splitlines()
+  rows = []
+  for number, line in enumerate(lines, 1):
+    if not line.strip():
+      continue
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      if number == len(lines):
+        break
+      raise ValueError(f"{path}, line {number}: not a JSON row of metrics") from None
+  return rows
+
+
+def prune_metrics(run_dir: Path, iteration: int) -> int:
+  """Drops the rows after `iteration` from metrics.jsonl and metrics.csv (atomically), so that a
+  run resumed from that iteration's checkpoint logs every later iteration once. A run restarted
+  from scratch (`iteration` 0) keeps nothing. Returns the number of rows dropped."""
+  run_dir = Path(run_dir)
+  jsonl = run_dir / "metrics.jsonl"
+  if not jsonl.exists():
+    return 0
+  rows = read_metrics(run_dir)
+  kept = [r for r in rows if iteration and r.get("iteration", 0) <= iteration]
+  text = jsonl.read_text()
+  # A torn last line (skipped by read_metrics, or cut before its newline) is rewritten too.
+  torn = len([line for line in text.splitlines() if line.strip()]) != len(rows) or (
+      text and not text.endswith("\n"))
+  if len(kept) == len(rows) and not torn:
+    return 0
+  checkpoint.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
+  if kept:
+    _write_csv(run_dir / "metrics.csv", kept)
+  else:
+    (run_dir / "metrics.csv").unlink(missing_ok=True)
+  return len(rows) - len(kept)
+
+
+def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
+  """Labels a plot over self-play positions, writes it to `path` and closes it."""
+  import matplotlib.pyplot as plt
+  ax.set_xlabel("self-play positions")
+  ax.set_ylabel(ylabel)
+  ax.legend()
+  ax.set_title(title)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+  return path
+
+
+def plot_run(run_dir: Path) -> list[Path]:
+  """Writes losses.png, winrate.png and mistakes.png (with `solver_every`) from metrics.jsonl;
+  returns their paths."""
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+
+  run_dir = Path(run_dir)
+  rows = read_metrics(run_dir)
+  if not rows:
+    return []
+  out = []
+  x = np.array([r["positions"] for r in rows], dtype=float)
+  fig, ax = plt.subplots(figsize=(6, 4))
+  for key in ("policy_loss", "value_loss"):
+    y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
+    ax.plot(x, y, label=key)
+  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses",
+                     run_dir / "losses.png"))
+
+  evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
+  if evals:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    names = sorted({k for r in evals for k in r if k.startswith("eval/") and k.endswith("/score")})
+    for name in names:
+      pts = [(r["positions"], r[name], r.get(name.replace("/score", "/ci"), 0.0))
+             for r in evals if name in r]
+      px, py, pe = map(np.array, zip(*pts))
+      ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
+    ax.set_ylim(0, 1.02)
+    out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
+                       f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
+
+  scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
+  if scored:  # Mistakes against perfect play (solver_every), over training minutes.
+    from azjax import curves  # noqa: PLC0415
+
+    curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
+              **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
+             for r in scored]
+    out.append(curves.plot_curves({run_dir.name: curve}, run_dir / "mistakes.png"))
+  return out
+
+
+def eval_columns(results: dict[str, Any]) -> dict[str, float]:
+  """Metrics columns of an evaluation: each opponent's score and 95% interval half-width."""
+  row = {f"eval/{name}/score": r.score for name, r in results.items()}
+  row.update({f"eval/{name}/ci": (r.interval[1] - r.interval[0]) / 2
+              for name, r in results.items()})
+  return row
+
+
+# -- Stacked states (a sweep's group) --------------------------------------------------------------
+
+
+def stack(trees: Sequence[Any]) -> Any:
+  """`K` pytrees of one structure -> one pytree with a leading `[K]` axis."""
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def unstack(tree: Any, index: int) -> Any:
+  """Row `index` of a stacked pytree."""
+  return jax.tree.map(lambda x: x[index], tree)
+
+
+def to_host(tree: Any) -> Any:
+  """`tree` as numpy arrays, also when its arrays span the devices of several hosts."""
+  if jax.process_count() == 1:
+    return jax.device_get(tree)
+  from jax.experimental import multihost_utils
+  return multihost_utils.process_allgather(tree, tiled=True)
+
+
+# -- Ctrl-C and the progress bar -------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(log=print):
+  """Turns the first Ctrl-C into a request: yields `{"flag": bool}`, set once Ctrl-C arrives,
+  for a training loop to finish its iteration, checkpoint and stop; a second Ctrl-C raises
+  KeyboardInterrupt. The previous handler is restored on exit."""
+  interrupted = {"flag": False}
+
+  def on_sigint(signum, frame):
+    if interrupted["flag"]:
+      raise KeyboardInterrupt
+    interrupted["flag"] = True
+    log("\nstopping after this iteration (Ctrl-C again to abort without saving)")
+
+  previous = signal.signal(signal.SIGINT, on_sigint)
+  try:
+    yield interrupted
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
+def _progress(total: int | None, initial: int, desc: str | None):
+  try:
+    from tqdm.auto import tqdm
+    return tqdm(total=total, initial=initial, unit="it", desc=desc, dynamic_ncols=True)
+  except ImportError:  # pragma: no cover
+    return None
+
+
+def _postfix(rows: list[dict], runs: int, minutes_left: float | None) -> dict[str, str]:
+  """The progress bar's numbers: totals over the live runs' `rows`, losses and scores their
+  mean (one run: its own)."""
+  postfix = {"runs": f"{len(rows)}/{runs}"} if runs > 1 else {}
+  postfix["games"] = str(sum(r["games"] for r in rows))
+  postfix["pos/s"] = f"{sum(r['positions_per_second'] for r in rows):.0f}"
+  if minutes_left is not None:
+    postfix["min left"] = f"{minutes_left:.1f}"
+  for key, label in (("policy_loss", "pi"), ("value_loss", "v")):
+    postfix[label] = f"{np.mean([r[key] for r in rows]):.3f}"
+  scores = sorted({k for r in rows for k in r if k.startswith("eval/") and k.endswith("/score")})
+  postfix.update({k.split("/")[1]: f"{np.mean([r[k] for r in rows if k in r]):.2f}"
+                  for k in scores})
+  return postfix
+
+
+# -- The loop --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class RunOutput:
+  """One run the loop trains: where its files go and what it has reached."""
+
+  run_dir: Path
+  manager: Any  # its orbax CheckpointManager
+  writer: MetricsWriter | None  # None: another host writes its metrics
+  last_saved: int = 0  # the iteration of its newest checkpoint (if `have_checkpoint`)
+  have_checkpoint: bool = False
+  seconds_before: float = 0.0  # training time of the earlier sessions of a resumed run
+  diverged_at: int | None = None  # the iteration whose loss was not finite (then dropped)
+  matches: dict[str, Any] = dataclasses.field(default_factory=dict)  # opponent -> MatchResult
+  solver: dict[str, float] = dataclasses.field(default_factory=dict)  # latest solver columns
+  row: dict[str, Any] = dataclasses.field(default_factory=dict)  # its latest metrics row
+  model_dir: Path | None = None  # its final network, once the loop has saved it
+  plots: list[Path] = dataclasses.field(default_factory=list)
+
+  def write(self, row: dict[str, Any]) -> None:
+    self.row = row
+    if self.writer is not None:
+      self.writer.write(row)
+
+
+@dataclasses.dataclass
+class LoopResult:
+  state: Any  # the final state (stacked `[K]` for a group)
+  iterations: int  # the state's iteration count
+  stopped_by: str  # "iterations", "minutes", "interrupt", or "diverged" (every run dropped)
+  compile_seconds: float  # compiling the step (ahead of time; 0 if it came compiled)
+  seconds_per_iteration: float  # the mean after the first (evaluations, checkpoints excluded)
+  train_seconds: float  # this session's training time, from the end of compilation
+
+
+def _finite(metrics: dict[str, np.ndarray], i: int) -> bool:
+  return all(math.isfinite(float(metrics[k][i])) for k in ("loss", "grad_norm"))
+
+
+def _nan_message(run: RunOutput, it: int, loss: float, config: Config) -> str:
+  kept = (f"The last good checkpoint (iteration {run.last_saved}) is kept in "
+          f"{run.manager.directory}" if run.have_checkpoint else
+          f"No checkpoint was saved yet (checkpoint_every={config.checkpoint_every})")
+  return (f"iteration {it}: the loss is {loss} (not finite); stopping. {kept}; lower "
+          "learning_rate or check the inputs.")
+
+
+def compile_step(step: Callable, *args, log=print) -> float:
+  """Compiles the jitted `step` for `args` ahead of time, saying so; returns the seconds it
+  took (loaded from the compilation cache when a run of the same program compiled it before).
+  A step that is not a jitted function (`lower`-less, e.g. a test's wrapper) compiles on its
+  first call instead: 0."""
+  if not hasattr(step, "lower"):
+    return 0.0
+  log("compiling the training iteration ...")
+  start = time.time()
+  # The jitted function keeps what this compiles: its first call does not compile again.
+  step.lower(*args).compile()
+  seconds = time.time() - start
+  log(f"compiled in {seconds:.1f} s")
+  return seconds
+
+
+def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Trainer, *,
+          hyper: Any = None, solver_evaluator: Any = None, max_iterations: int | None = None,
+          interrupted: dict | None = None, on_nan: str = "raise", progress: bool = True,
+          desc: str | None = None, log=print) -> LoopResult:
+  """Trains `state` with `step` until a stop condition, writing each run's rows, evaluations
+  and checkpoints; saves every live run at the end.
+
+  Args:
+    step: the jitted step, `step(state) -> (state, metrics)`, or `step(state, hyper)` for a
+      group; it donates the state.
+    state: one run's `TrainState`, or with `hyper` given, `K = len(runs)` runs' states stacked
+      on a leading axis (`metrics` then come as `[K]` arrays).
+    runs: the runs' outputs, in the order of the stacked axis.
+    trainer: the runs' shared static parts (its config's budget and schedules apply to all).
+    hyper: a group's stacked `Hyper`, passed to `step`.
+    solver_evaluator: an `evaluation.SolverEvaluator` for `solver_every`.
+    max_iterations: stop after this many iterations in this call (tests; resumable).
+    interrupted: `{"flag": bool}` from `stop_on_interrupt`: stop once it is set.
+    on_nan: "raise" (`NaNLossError`) when a loss is not finite, or "drop": that run stops being
+      logged, evaluated and checkpointed (its last good checkpoint is kept) and the others go on.
+    progress: show a progress bar (`desc` its label).
+  """
+  config = trainer.config
+  stacked = hyper is not None
+  args = (hyper,) if stacked else ()
+  evaluator = Evaluator(trainer)
+  interrupted = interrupted if interrupted is not None else {"flag": False}
+  fetch = to_host if stacked else jax.device_get
+
+  def run_state(i: int):
+    return unstack(state, i) if stacked else state
+
+  def variables(i: int):
+    # On the host first for a group: a slice of a state spread over devices lives on some only.
+    return to_host(Trainer.variables(run_state(i))) if stacked else Trainer.variables(state)
+
+  def live() -> list[int]:
+    return [i for i, r in enumerate(runs) if r.diverged_at is None]
+
+  def evaluate(i: int, it: int) -> dict[str, float]:
+    runs[i].matches = evaluator.evaluate(variables(i), jax.random.PRNGKey(it))
+    return eval_columns(runs[i].matches)
+
+  def solver_columns(i: int) -> dict[str, float]:
+    # The same key every time: the curve's changes come from the network alone.
+    runs[i].solver = solver_evaluator(variables(i), jax.random.PRNGKey(0))
+    return runs[i].solver
+
+  def save(i: int, it: int) -> None:
+    """A resumable checkpoint plus a small snapshot of the network in `models/<it>`."""
+    checkpoint.save(runs[i].manager, it, run_state(i), {"iteration": it})
+    checkpoint.save_model(runs[i].run_dir, variables(i), step=it)
+    runs[i].last_saved, runs[i].have_checkpoint = it, True
+
+  start = int(np.ravel(fetch(state.iteration))[0])
+  compile_seconds = compile_step(step, state, *args, log=log)
+  # -- From here on the clock runs: the budget counts training, not compiling.
+  budget = config.minutes * 60 if config.minutes else math.inf
+  t_start = time.time()
+  if start == 0 and ((config.eval_every and config.eval_games) or solver_evaluator is not None):
+    # The untrained network's scores: the starting point of the learning curves.
+    for i in live():
+      runs[i].write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
+                     **(evaluate(i, 0) if config.eval_every else {}),
+                     **(solver_columns(i) if solver_evaluator is not None else {})})
+  # With a time budget the iteration count is only an upper bound: no misleading ETA then.
+  bar = _progress(None if config.minutes else config.iterations, start, desc) \
+      if progress else None
+  it, stopped_by = start, "iterations"
+  t_last, positions_last = t_start, np.atleast_1d(np.asarray(fetch(state.positions)))
+  step_seconds: list[float] = []
+  try:
+    while True:
+      if it >= config.iterations or (max_iterations is not None
+                                     and it - start >= max_iterations):
+        break
+      if time.time() - t_start >= budget:
+        stopped_by = "minutes"
+        break
+      if interrupted["flag"]:
+        stopped_by = "interrupt"
+        break
+      t0 = time.time()
+      new_state, metrics = step(state, *args)
+      metrics = {k: np.atleast_1d(np.asarray(v)) for k, v in fetch(metrics).items()}
+      counters = [np.atleast_1d(np.asarray(c)) for c in fetch(
+          (new_state.iteration, new_state.positions, new_state.games_finished,
+           new_state.sgd_steps))]
+      step_seconds.append(time.time() - t0)
+      state, it = new_state, int(counters[0][0])
+      for i in live():
+        if bool(metrics["trained"][i]) and not _finite(metrics, i):
+          if on_nan == "raise":
+            raise NaNLossError(_nan_message(runs[i], it, float(metrics["loss"][i]), config))
+          runs[i].diverged_at = it
+          log(f"{runs[i].run_dir.name}: the loss is not finite at iteration {it}; its last good "
+              "checkpoint is kept and it is left out from now on")
+      if not live():
+        stopped_by = "diverged"
+        break
+      now = time.time()
+      is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
+                 or (max_iterations is not None and it - start >= max_iterations))
+      for i in live():
+        row = {"iteration": it, "positions": int(counters[1][i]), "games": int(counters[2][i]),
+               "sgd_steps": int(counters[3][i]),
+               "seconds": round(runs[i].seconds_before + now - t_start, 3),
+               "positions_per_second":
+                   float(counters[1][i] - positions_last[i]) / max(now - t_last, 1e-9)}
+        row.update({k: float(v[i]) for k, v in metrics.items() if k != "trained"})
+        if (config.eval_every and it % config.eval_every == 0) or is_last:
+          row.update(evaluate(i, it))
+        if solver_evaluator is not None and (it % config.solver_every == 0 or is_last):
+          row.update(solver_columns(i))
+        runs[i].write(row)
+        if config.checkpoint_every and it % config.checkpoint_every == 0 \
+            and it != runs[i].last_saved:
+          save(i, it)
+      t_last, positions_last = now, counters[1]
+      if bar is not None:
+        bar.update(1)
+        left = max(budget - (now - t_start), 0) / 60 if config.minutes else None
+        bar.set_postfix(_postfix([runs[i].row for i in live()], len(runs), left), refresh=False)
+  finally:
+    if bar is not None:
+      bar.close()
+  train_seconds = time.time() - t_start
+  for i in live():
+    if it != runs[i].last_saved:
+      save(i, it)
+    runs[i].model_dir = checkpoint.save_model(runs[i].run_dir, variables(i))
+  for run in runs:
+    if run.writer is not None:
+      run.plots = plot_run(run.run_dir)
+  later = step_seconds[1:]
+  return LoopResult(state=state, iterations=it, stopped_by=stopped_by,
+                    compile_seconds=round(compile_seconds, 2),
+                    seconds_per_iteration=round(float(np.mean(later)) if later else 0.0, 4),
+                    train_seconds=train_seconds)

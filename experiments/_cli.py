@@ -43,6 +43,26 @@ def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None =
   return path
 
 
+def add_compile_cache_options(parser: argparse.ArgumentParser) -> None:
+  """--compile-cache DIR and --no-compile-cache (see `use_compile_cache`)."""
+  parser.add_argument("--compile-cache", default=None, metavar="DIR",
+                      help="keep compiled programs in DIR, so that the next start with the "
+                      "same program (a --resume, the same preset) skips compiling (default: "
+                      "$AZJAX_COMPILE_CACHE, else ~/.cache/azjax/jax)")
+  parser.add_argument("--no-compile-cache", action="store_true",
+                      help="compile without JAX's persistent compilation cache")
+
+
+def use_compile_cache(args: argparse.Namespace) -> None:
+  """Turns on JAX's persistent compilation cache unless `--no-compile-cache`; says where."""
+  if args.no_compile_cache:
+    return
+  from azjax.loop import enable_compile_cache  # noqa: PLC0415 (imports JAX)
+
+  path = enable_compile_cache(args.compile_cache)
+  print(f"compilation cache: {path} (--no-compile-cache turns it off)")
+
+
 def main(game: str, argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(
       prog=f"python -m experiments.{game}",
@@ -53,7 +73,9 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       + "; with --resume the run's saved config is used instead")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="override a config field (repeatable)")
-  parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget")
+  parser.add_argument("--minutes", type=float, default=None,
+                      help="training time budget; the clock starts once the training "
+                      "iteration has compiled, so compilation is not counted")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--run-dir", default=None,
                       help="where metrics, plots and checkpoints go (default: a new "
@@ -72,6 +94,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       "fresh optimizer, buffer and games)")
   parser.add_argument("--devices", type=int, default=None,
                       help="split the batches over this many devices (default: all)")
+  add_compile_cache_options(parser)
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
   parser.add_argument("--print-config", action="store_true", help="print the config and exit")
@@ -99,6 +122,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
     return
   source = "its saved config" if args.resume else f"preset {preset_name}"
   print(f"azjax: {game}, {source}, run directory {run_dir}")
+  use_compile_cache(args)  # Before anything compiles: JAX decides once per process.
   from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume, overwrite=args.overwrite,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from azjax import config as config_lib
 from azjax import games
-from experiments._cli import build_config
+from experiments._cli import add_compile_cache_options, build_config, use_compile_cache
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -50,10 +50,13 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="override a base config field (repeatable)")
   parser.add_argument("--minutes", type=float, default=None,
-                      help="wall-clock budget of each group")
+                      help="training time budget of each group; its clock starts once the "
+                      "group's iteration has compiled")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--name", default=None, help="sweep name (default from game and keys)")
-  parser.add_argument("--out", default="results/sweeps", help="parent of the sweep directory")
+  parser.add_argument("--out", default="runs/sweeps",
+                      help="parent of the sweep directory (default runs/sweeps; the committed "
+                      "results/sweeps is written only when named)")
   parser.add_argument("--max-vmap", type=int, default=None,
                       help="at most this many runs in one vmapped program")
   parser.add_argument("--devices", type=int, default=None,
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
                       "program (compiles longer; see benchmarks/sweep.py)")
   parser.add_argument("--no-memory-check", action="store_true",
                       help="skip the device-memory estimate")
+  add_compile_cache_options(parser)
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (one process per host; "
@@ -104,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
       print(f"group {i + 1}: {len(group)} runs on {sweep.sharding.describe(mesh)}, "
             f"~{per_run / 2**30:.2f} GiB per run: " + " | ".join(r.name for r in group.runs))
     return
+  use_compile_cache(args)
   try:
     summary = sweep.run_sweep(base, grid, sweep_dir, seeds, max_vmap=args.max_vmap,
                               devices=devices, progress=not args.no_progress,

@@ -64,3 +64,18 @@ def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
   with pytest.raises(SystemExit):
     _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(tmp_path / "missing")])
   assert "does not exist" in capsys.readouterr().err
+
+
+def test_gated_run_logs_every_gating_match(tmp_path):
+  """Gating runs as its own step after the iteration (azjax.gating): each trained iteration's
+  row has the match's score and whether the trained network replaced the best one."""
+  from azjax.driver import read_metrics
+  config = dataclasses.replace(TINY, iterations=3, gating=True, gating_games=2)
+  train_and_evaluate(config, tmp_path, progress=False)
+  rows = read_metrics(tmp_path)
+  assert [r["iteration"] for r in rows] == [1, 2, 3]
+  trained = [r for r in rows if r["sgd_steps"] > 0]
+  assert trained and all(0 <= r["gating_score"] <= 1 and r["gating_accepted"] in (0.0, 1.0)
+                         for r in trained)
+  state, _ = checkpoint.restore(checkpoint.manager(tmp_path), train.Trainer.create(config).init())
+  assert state.best_params  # The best network is checkpointed with the run.

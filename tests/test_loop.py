@@ -1,0 +1,61 @@
+"""The outer loop's start: the compilation cache, the compile message, and what the training core
+imports."""
+
+import subprocess
+import sys
+
+import jax
+import pytest
+from jax._src import compilation_cache
+
+from azjax import loop
+from experiments import _cli
+
+
+@pytest.fixture
+def restore_compile_cache():
+  """Leaves JAX's persistent cache as it was (off) for the tests after this one."""
+  before = jax.config.jax_compilation_cache_dir
+  yield
+  jax.config.update("jax_compilation_cache_dir", before)
+  compilation_cache.reset_cache()
+
+
+def test_a_training_command_fills_the_compile_cache(tmp_path, capsys, restore_compile_cache):
+  cache = tmp_path / "cache"
+  # A network no other test builds: the iteration must compile here, not come from memory.
+  _cli.main("tic_tac_toe", [
+      "--preset", "tic_tac_toe", "--run-dir", str(tmp_path / "run"), "--iterations", "1",
+      "--compile-cache", str(cache), "--no-progress", "--set", "hidden=24", "--set", "blocks=1",
+      "--set", "simulations=4", "--set", "selfplay_batch=8", "--set", "selfplay_steps=2",
+      "--set", "buffer_size=256", "--set", "min_buffer=16", "--set", "train_batch=16",
+      "--set", "sgd_steps=1", "--set", "eval_games=0"])
+  out = capsys.readouterr().out
+  assert f"compilation cache: {cache}" in out
+  assert out.index("compiling the training iteration ...") < out.index("compiled in ")
+  assert "trained 1 iterations" in out
+  entries = [p for p in cache.rglob("*") if p.is_file()]
+  assert entries and any(p.name.startswith("jit_") for p in entries), entries
+
+
+def test_no_compile_cache_leaves_it_off(tmp_path, capsys):
+  _cli.main("tic_tac_toe", ["--run-dir", str(tmp_path / "run"), "--no-compile-cache",
+                            "--print-config"])
+  assert "compilation cache" not in capsys.readouterr().out
+  assert jax.config.jax_compilation_cache_dir is None
+
+
+def test_default_compile_cache_directory(monkeypatch, tmp_path):
+  monkeypatch.delenv("AZJAX_COMPILE_CACHE", raising=False)
+  monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+  assert loop.default_compile_cache() == tmp_path / "azjax" / "jax"
+  monkeypatch.setenv("AZJAX_COMPILE_CACHE", str(tmp_path / "elsewhere"))
+  assert loop.default_compile_cache() == tmp_path / "elsewhere"
+
+
+def test_training_core_does_not_import_the_evaluation_layer():
+  code = ("import sys, azjax.train; "
+          "print(sorted(m for m in sys.modules if m in ('azjax.agents', 'azjax.arena', "
+          "'azjax.evaluation', 'azjax.gating')))")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+  assert out.stdout.strip() == "[]"

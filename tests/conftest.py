@@ -6,8 +6,9 @@ import tempfile
 import jax
 import pytest
 
-# Training commands keep compiled programs in a persistent cache (`azjax.loop.enable_compile_cache`);
-# tests that run them use a throwaway one, not the user's ~/.cache/azjax/jax.
+# Training commands keep compiled programs in a persistent cache
+# (`azjax.loop.enable_compile_cache`); tests that run them use a throwaway one, not the user's
+# ~/.cache/azjax/jax.
 os.environ.setdefault("AZJAX_COMPILE_CACHE", tempfile.mkdtemp(prefix="azjax-test-jax-cache-"))
 
 # Tests build many small networks and random batches; on a CPU the partitionable threefry PRNG

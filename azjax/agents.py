@@ -1,4 +1,5 @@
-"""Agents: one interface for every player the arena can seat, and the baseline agents.
+"""Agents: one interface for every player the arena can seat, one table of the kinds of player,
+and one way to build a player from a spec.
 
 An `Agent` is a name and a **pure, batched, jittable** policy
 
@@ -11,14 +12,25 @@ is the same function jitted once per agent, for use from Python.
 
 >>> env = azjax.games.make("tic_tac_toe")
 >>> agent = make("mcts", env, simulations=400)
->>> actions = agent.act(states, key)          # states batched [B] -> int32[B]
+>>> agent = build("mcts:400", env)                # the same, from a spec
+>>> actions = agent.act(states, key)              # states batched [B] -> int32[B]
 
-Builders live in a registry, `BUILDERS` (name -> `builder(env, **kwargs) -> Agent`); `make`
-looks names up there and `register` adds one (alpha-beta and the network agents are added by
-their own modules).
+**Kinds.** `KINDS` is the one table of players (name -> `Kind`): what each is (a one-line
+summary, shown by --help texts, the terminal and the web page), the builder keyword a spec's
+number sets and its default (the builder's own default), whether it needs a trained network,
+and who plays it: an azjax `Agent` ("jax"), an OpenSpiel bot played through
+`azjax.openspiel_bridge` ("openspiel"), or a person at the board ("human").
 
-Rollout MCTS ("mcts", the source projects' vanilla MCTS) is UCT (Kocsis & Szepesvari 2006) with
-fixed-size arrays; `UCTTree` and `uct_search` state the exact tree semantics.
+**Specs.** `parse_spec` reads the grammar every entry point accepts (`Spec`):
+
+    KIND[:N][:KEY=VALUE]...     e.g.  random  mcts:400  alphabeta:3  az  az:128:algorithm=puct
+                                      azab:3  solver  solver:0  openspiel-mcts:1000  human
+
+`N` is the kind's number (simulations, depth, ...; `Kind.number`), and each `KEY=VALUE` a
+keyword of the kind's builder (ints, floats, true/false, none, else a string).
+
+The algorithms live in their own modules, which know nothing of agents: `azjax.search` (mctx),
+`azjax.uct` (rollout MCTS), `azjax.alphabeta`, `azjax.solver`; this module names them.
 """
 
 from __future__ import annotations
@@ -31,8 +43,8 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 
+from azjax import alphabeta, search, solver, uct
 from azjax.games import base
 
 Array = jax.Array
@@ -71,36 +83,193 @@ class Agent:
     return f"Agent({self.name!r})"
 
 
-# -- Registry --------------------------------------------------------------------------------------
+# -- Kinds -----------------------------------------------------------------------------------------
 
-BUILDERS: dict[str, Builder] = {}
+PLAYS = ("jax", "openspiel", "human")  # Who plays a kind: see the module docstring.
 
 
-def register(name: str) -> Callable[[Builder], Builder]:
-  """Decorator adding `builder(env, **kwargs) -> Agent` to the registry under `name`."""
+@dataclasses.dataclass(frozen=True)
+class Kind:
+  """One kind of player: a row of `KINDS`."""
+
+  name: str
+  summary: str  # one line for people
+  builder: Builder | None = None  # `builder(env, **kwargs) -> Agent`; None unless plays "jax"
+  number: str | None = None  # the keyword a spec's number sets ("simulations", "depth", ...)
+  default: int | None = None  # its default
+  minimum: int = 1  # its smallest value
+  network: bool = False  # needs a trained network (`model`, `variables`)
+  plays: str = "jax"  # "jax", "openspiel" or "human"
+
+  def usage(self) -> str:
+    """"mcts[:N]", "random": how a spec of this kind is written."""
+    return self.name + ("[:N]" if self.number else "")
+
+  def help_line(self) -> str:
+    """"mcts[:N]  rollout MCTS ... (N simulations, default 1000)": a line of `describe_kinds`."""
+    number = "" if self.number is None else (
+        f" (N {self.number.replace('_', ' ')}, default {self.default})")
+    return f"{self.usage():<18} {self.summary}{number}"
+
+  def options(self) -> tuple[str, ...] | None:
+    """The `KEY=VALUE` options a spec may give (the builder's keywords), None for any."""
+    if self.builder is None:
+      return ()
+    params = inspect.signature(self.builder).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+      return None
+    taken = {"env", "model", "variables", "name", self.number}
+    return tuple(p.name for p in params if p.name not in taken)
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(name: str, summary: str, *, number: str | None = None, minimum: int = 1,
+             network: bool = False) -> Callable[[Builder], Builder]:
+  """Decorator adding `builder(env, **kwargs) -> Agent` to `KINDS` as `name`; the default of
+  `number` is the builder's own keyword default, so it is written once."""
 
   def decorator(builder: Builder) -> Builder:
-    BUILDERS[name] = builder
+    default = None
+    if number is not None:
+      default = inspect.signature(builder).parameters[number].default
+    KINDS[name] = Kind(name, summary, builder, number, default, minimum, network)
     return builder
 
   return decorator
 
 
-def make(name: str, env: base.Game, **kwargs) -> Agent:
-  """Builds the agent `name` (a key of `BUILDERS`) for `env` with keyword options `kwargs`.
+def kinds(*plays: str) -> tuple[str, ...]:
+  """The names of the kinds played by `plays` (all kinds if none given), in table order."""
+  return tuple(k for k, kind in KINDS.items() if not plays or kind.plays in plays)
+
+
+def describe_kinds(names: tuple[str, ...] | None = None, indent: str = "  ") -> str:
+  """The kinds `names` (default all), one line each: usage, summary and default strength."""
+  return "\n".join(indent + KINDS[k].help_line() for k in (names or tuple(KINDS)))
+
+
+# -- Specs -----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+  """A parsed player spec (see `parse_spec`).
+
+  Attributes:
+    kind: a key of `KINDS`.
+    strength: the kind's number (`Kind.number`: simulations, depth, ...); None for its default.
+    options: `(keyword, value)` pairs for the kind's builder, in the order given.
+  """
+
+  kind: str
+  strength: int | None = None
+  options: tuple[tuple[str, Any], ...] = ()
+
+  @property
+  def info(self) -> Kind:
+    return KINDS[self.kind]
+
+  def number(self, fallback: int | None = None) -> int | None:
+    """The strength: the spec's own, else `fallback`, else the kind's default."""
+    if self.strength is not None:
+      return self.strength
+    return fallback if fallback is not None else self.info.default
+
+  def kwargs(self, fallback: int | None = None) -> dict[str, Any]:
+    """The builder's keywords: the number (see `number`) and the options."""
+    kwargs = dict(self.options)
+    if self.info.number is not None:
+      kwargs[self.info.number] = self.number(fallback)
+    return kwargs
+
+  def __str__(self) -> str:
+    parts = [self.kind] + ([] if self.strength is None else [str(self.strength)])
+    return ":".join(parts + [f"{k}={_format(v)}" for k, v in self.options])
+
+
+def _format(value: Any) -> str:
+  return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _parse_value(text: str) -> Any:
+  """An option's value: int, float, true/false, none, else the string itself."""
+  for convert in (int, float):
+    try:
+      return convert(text)
+    except ValueError:
+      pass
+  return {"true": True, "false": False, "none": None}.get(text, text)
+
+
+def parse_spec(text: str) -> Spec:
+  """The `Spec` of `text` (`KIND[:N][:KEY=VALUE]...`, case-insensitive; see the module doc).
 
   Raises:
-    ValueError: for an unknown name (the message lists the available ones) or an option the
-      builder does not take.
+    ValueError: naming the bad spec and saying why: an unknown kind (listing the kinds), a
+      number for a kind that takes none or one out of range, or an option the kind lacks.
   """
-  if name not in BUILDERS:
-    raise ValueError(f"unknown agent {name!r}; available: {', '.join(sorted(BUILDERS))}")
-  builder = BUILDERS[name]
+  kind, *parts = str(text).strip().lower().split(":")
+  if kind not in KINDS:
+    raise ValueError(f"unknown player {text!r}; kinds: {', '.join(KINDS)} (with a strength, e.g. "
+                     "mcts:400, alphabeta:3; see --help)")
+  info = KINDS[kind]
+  strength, options = None, []
+  for i, part in enumerate(parts):
+    key, eq, value = part.partition("=")
+    if eq:
+      allowed = info.options()
+      if allowed is not None and key not in allowed:
+        raise ValueError(f"bad player {text!r}: {kind} has no option {key!r}; options: "
+                         f"{', '.join(allowed) or 'none'}")
+      options.append((key, _parse_value(value)))
+    elif info.number is None:
+      raise ValueError(f"bad player {text!r}: {kind} takes no number")
+    elif i > 0 or not part.isdigit() or int(part) < info.minimum:
+      raise ValueError(f"bad player {text!r}: {kind} takes a whole number of {info.number} >= "
+                       f"{info.minimum} after the colon, e.g. {kind}:{info.default}")
+    else:
+      strength = int(part)
+  return Spec(kind, strength, tuple(options))
+
+
+def make(name: str, env: base.Game, **kwargs) -> Agent:
+  """Builds the agent `name` (a kind played by JAX) for `env` with keyword options `kwargs`.
+
+  Raises:
+    ValueError: for an unknown name or one that is not an azjax agent (the message lists the
+      available ones), or an option the builder does not take.
+  """
+  if name not in KINDS or KINDS[name].builder is None:
+    raise ValueError(f"unknown agent {name!r}; available: {', '.join(kinds('jax'))}")
+  builder = KINDS[name].builder
   try:
     inspect.signature(builder).bind(env, **kwargs)
   except TypeError as err:
     raise ValueError(f"agent {name!r}: bad option: {err}") from None
   return builder(env, **kwargs)
+
+
+def build(spec: Spec | str, env: base.Game, *, fallback: int | None = None, **kwargs) -> Agent:
+  """The agent of `spec` (a `Spec` or its text) for `env`.
+
+  Args:
+    spec: the player.
+    env: the game.
+    fallback: the strength when the spec gives none (else the kind's default).
+    **kwargs: more builder keywords: `model` and `variables` for a network kind, `name`.
+  Raises:
+    ValueError: for a bad spec, a kind that is not an azjax agent (an OpenSpiel bot, a person),
+      or a network kind without a network.
+  """
+  spec = parse_spec(spec) if isinstance(spec, str) else spec
+  info = spec.info
+  if info.builder is None:
+    raise ValueError(f"{spec} is not an azjax agent: {info.summary}")
+  if info.network and "model" not in kwargs:
+    raise ValueError(f"{spec} needs a trained network (a run directory)")
+  return make(spec.kind, env, **spec.kwargs(fallback), **kwargs)
 
 
 # -- Random ----------------------------------------------------------------------------------------
@@ -111,245 +280,23 @@ def random_policy(states: State, key: PRNGKey) -> Array:
   return base.uniform_legal_actions(key, states.legal_action_mask)
 
 
-@register("random")
+@register("random", "uniformly random legal moves")
 def make_random(env: base.Game) -> Agent:
   """Uniformly random legal moves."""
   del env  # The legal mask is all it needs.
   return Agent("random", random_policy)
 
 
-# -- Rollout MCTS (UCT) ----------------------------------------------------------------------------
-#
-# Plain UCT with fixed-size arrays rather than `mctx.search`: mctx backs values up with a vmapped
-# `while_loop` whose carry is the whole tree, so under `vmap` every step of every backup selects
-# over all `B x N` node slots and a search costs O(simulations^2) (measured on CPU, Connect Four,
-# B = 50: 0.26 s per move at 200 simulations, 5.2 s at 800). Here a simulation records its path
-# while descending (a carry of `max_depth + 1` ints) and backs up with one scatter-add along it,
-# so it costs O(depth + playout length) whatever the tree size.
+# -- Baselines: rollout MCTS, alpha-beta, the solver -----------------------------------------------
 
 
-@struct.dataclass
-class UCTTree:
-  """One rollout-UCT search tree (trees of a batch carry a leading `B` on every field).
-
-  `N = simulations + 1` node slots, `A` actions. Node 0 is the root; each simulation that ends
-  by expanding a node takes the next free slot (`num_nodes`).
-
-  Values are kept **from the side of the player who moved into the node** (the parent's player
-  to move), as in vanilla UCT's `wins / visits`: `value_sum[n] / visits[n]` is the mean outcome,
-  in [-1, 1] (win +1, draw 0, loss -1), of the move that leads to `n`, for the player who chose
-  it. A parent therefore reads its children's values directly, whether or not the turn passed
-  between them (checkers multi-jumps need no special case). This is mctx's convention with
-  discount -1 where the turn passes and +1 where the same player moves again: there
-  `Q(parent, a) = reward + discount * value(child)` with `value(child)` from the child's mover.
-  The root's own value is never used.
-  """
-
-  children: Array  # [N, A] int32: node reached by each action, -1 while not expanded
-  visits: Array  # [N] int32: simulations that passed through the node
-  value_sum: Array  # [N] float32: sum of their outcomes for `mover[n]`
-  mover: Array  # [N] int32: the player who moved into the node (root: the opponent of its mover)
-  states: State  # [N, ...] the game state at each node
-  num_nodes: Array  # [] int32: slots in use
-
-  def child_stats(self, node: Array | int = 0) -> tuple[Array, Array]:
-    """`([A] int32 visits, [A] float32 value sums)` of `node`'s children (0 where unexpanded).
-
-    Unbatched tree only.
-    """
-    kids = self.children[node]
-    expanded = kids >= 0
-    safe = jnp.maximum(kids, 0)
-    return (jnp.where(expanded, self.visits[safe], 0),
-            jnp.where(expanded, self.value_sum[safe], 0.0))
-
-
-def ucb1_scores(child_visits: Array, child_value_sum: Array, parent_visits: Array,
-                legal_action_mask: Array, *, c: float = math.sqrt(2.0)) -> Array:
-  """UCB1 score of each action of one node.
-
-      score(a) = (Q(a) + 1) / 2 + c * sqrt(ln N / n(a))   legal, visited (n(a) > 0)
-      score(a) = +inf                                     legal, unvisited
-      score(a) = -inf                                     illegal
-
-  `Q(a) = value_sum(a) / n(a)` is the child's mean outcome in [-1, 1] for the player choosing at
-  the node, mapped to [0, 1] (win 1, draw 1/2, loss 0) so that `c = sqrt(2)` is UCB1's constant
-  for rewards in [0, 1]; `N` is the node's visit count, which is 1 (its own expansion) plus its
-  children's visits for an interior node, and the number of simulations so far at the root.
-
-  Args:
-    child_visits: `[A]` int visits `n(a)` of each child (0 if not expanded).
-    child_value_sum: `[A]` float sum of each child's outcomes for the player at the node.
-    parent_visits: `[]` int `N`.
-    legal_action_mask: `[A]` bool.
-    c: exploration constant.
-  Returns:
-    `[A]` float32 scores.
-  """
-  n = child_visits.astype(jnp.float32)
-  n_safe = jnp.maximum(n, 1.0)
-  q01 = (child_value_sum / n_safe + 1.0) / 2.0
-  log_parent = jnp.log(jnp.maximum(jnp.asarray(parent_visits, jnp.float32), 1.0))
-  scores = jnp.where(n > 0, q01 + c * jnp.sqrt(log_parent / n_safe), jnp.inf)
-  return jnp.where(legal_action_mask, scores, -jnp.inf).astype(jnp.float32)
-
-
-def argmax_random_tie(key: PRNGKey, scores: Array) -> Array:
-  """Index of the maximum of `scores` (`[A]`), uniform among exact ties; `[]` int32."""
-  return base.uniform_legal_action(key, scores == jnp.max(scores))
-
-
-def _expand_and_playout(env: base.Game, state: State, action: Array, expand: Array,
-                        key: PRNGKey) -> tuple[State, State]:
-  """Plays `action` from `state` if `expand`, then random moves to the end of the game.
-
-  Unbatched. Returns `(child, final)`: the state after `action` (`state` itself when not
-  `expand`) and the final state, whose `rewards` are the game's outcome.
-  """
-
-  def cond(carry):
-    s, _, first, _ = carry
-    return first | ~s.terminated
-
-  def body(carry):
-    s, k, first, child = carry
-    k, action_key = jax.random.split(k)
-    a = jnp.where(first, action, base.uniform_legal_action(action_key, s.legal_action_mask))
-    s = env.step(s, a)
-    return s, k, jnp.bool_(False), base.tree_select(first, s, child)
-
-  final, _, _, child = jax.lax.while_loop(cond, body, (state, key, jnp.asarray(expand), state))
-  return child, final
-
-
-class _Descent(struct.PyTreeNode):
-  node: Array  # [] int32: the node reached
-  action: Array  # [] int32: the action selected at `node` (meaningful when `expand`)
-  depth: Array  # [] int32: depth of `node`
-  path: Array  # [max_depth + 1] int32: nodes from the root; out-of-range padding
-  expand: Array  # [] bool: the selected child of `node` is not expanded yet
-  done: Array  # [] bool
-  key: PRNGKey
-
-
-def uct_search(env: base.Game, state: State, key: PRNGKey, *, simulations: int,
-               c: float = math.sqrt(2.0), max_depth: int | None = None) -> UCTTree:
-  """Rollout UCT from one (unbatched) state; vmap it for a batch.
-
-  Each simulation:
-
-  1. **Selection.** From the root, pick `argmax ucb1_scores` (ties uniform at random) and follow
-     the child while it is expanded. Stop at a node whose pick is an unexpanded child, at a
-     terminal node, or at depth `max_depth`.
-  2. **Expansion.** In the first case, step the game to create that child in the next free slot
-     (so unvisited children are tried first, in random order, before any is revisited).
-  3. **Evaluation.** The outcome of ONE uniformly random playout from the new child to the end
-     of the game; a terminal child, or a terminal node reached again by selection, is scored by
-     its real reward; a node cut at `max_depth` by a fresh playout from it.
-  4. **Backup.** Every node on the path from the root to the evaluated node gets one more visit
-     and the outcome for its `mover` added to `value_sum` (one scatter-add).
-
-  Args:
-    env: the game.
-    state: one live state (a terminated root gives a tree with no children).
-    key: PRNG key, consumed.
-    simulations: number of simulations (>= 1).
-    c: UCB1 exploration constant.
-    max_depth: depth cut; default `env.max_game_length`, which a game can never exceed, so
-      by default no simulation is cut. Capped at `simulations`.
-  Returns:
-    The `UCTTree` (`N = simulations + 1`).
-  """
-  num_actions = state.legal_action_mask.shape[-1]
-  num_slots = simulations + 1
-  if max_depth is None:
-    max_depth = env.max_game_length
-  max_depth = max(1, min(int(max_depth), simulations))
-  path_len = max_depth + 1
-
-  tree = UCTTree(
-      children=jnp.full((num_slots, num_actions), -1, jnp.int32),
-      visits=jnp.zeros(num_slots, jnp.int32),
-      value_sum=jnp.zeros(num_slots, jnp.float32),
-      mover=jnp.full(num_slots, 1 - state.current_player, jnp.int32),
-      states=jax.tree.map(lambda x: jnp.broadcast_to(x, (num_slots,) + x.shape), state),
-      num_nodes=jnp.int32(1))
-
-  def simulate(_, carry):
-    tree, key = carry
-    key, descend_key, playout_key = jax.random.split(key, 3)
-
-    # -- 1. Selection ----------------------------------------------------------------------------
-    def descend_cond(d):
-      return ~d.done
-
-    def descend_body(d):
-      k, select_key = jax.random.split(d.key)
-      visits, value_sum = tree.child_stats(d.node)
-      scores = ucb1_scores(visits, value_sum, tree.visits[d.node],
-                           tree.states.legal_action_mask[d.node], c=c)
-      action = argmax_random_tie(select_key, scores)
-      child = tree.children[d.node, action]
-      descend = child >= 0
-      node = jnp.where(descend, child, d.node)
-      depth = d.depth + descend.astype(jnp.int32)
-      done = ~descend | tree.states.terminated[node] | (depth >= max_depth)
-      return _Descent(node=node, action=action, depth=depth, path=d.path.at[depth].set(node),
-                      expand=~descend, done=done, key=k)
-
-    start = _Descent(
-        node=jnp.int32(0), action=jnp.int32(0), depth=jnp.int32(0),
-        path=jnp.full(path_len, num_slots, jnp.int32).at[0].set(0),
-        expand=jnp.bool_(False), done=tree.states.terminated[0], key=descend_key)
-    d = jax.lax.while_loop(descend_cond, descend_body, start)
-
-    # -- 2. Expansion and 3. evaluation, in one loop ---------------------------------------------
-    # The loop's first step plays the selected action (creating the child) and the following
-    # steps are the random playout; one `env.step` in the graph instead of two halves the
-    # compile time for games with an expensive step. Without expansion (a terminal node, or a
-    # node cut at `max_depth`) it is a plain playout from the node (none from a terminal node).
-    leaf_state = jax.tree.map(lambda x: x[d.node], tree.states)
-    child_state, final = _expand_and_playout(env, leaf_state, d.action, d.expand, playout_key)
-    outcome = final.rewards[0]  # For player 0: +1, 0 or -1.
-
-    new = tree.num_nodes
-    slot = jnp.where(d.expand, new, num_slots)  # Out of range: the writes below are dropped.
-    children = tree.children.at[d.node, d.action].set(
-        jnp.where(d.expand, new, tree.children[d.node, d.action]))
-    states = jax.tree.map(lambda t, s: t.at[slot].set(s, mode="drop"), tree.states, child_state)
-    mover = tree.mover.at[slot].set(leaf_state.current_player, mode="drop")
-    path = d.path.at[d.depth + 1].set(slot, mode="drop")
-
-    # -- 4. Backup along the path ----------------------------------------------------------------
-    path_mover = mover.at[path].get(mode="fill", fill_value=0)
-    signed = jnp.where(path_mover == 0, outcome, -outcome)
-    tree = UCTTree(
-        children=children,
-        visits=tree.visits.at[path].add(1, mode="drop"),
-        value_sum=tree.value_sum.at[path].add(signed, mode="drop"),
-        mover=mover,
-        states=states,
-        num_nodes=new + d.expand.astype(jnp.int32))
-    return tree, key
-
-  tree, _ = jax.lax.fori_loop(0, simulations, simulate, (tree, key))
-  return tree
-
-
-def most_visited_action(tree: UCTTree, legal_action_mask: Array, key: PRNGKey) -> Array:
-  """`[]` int32: the most visited legal root child of one tree, ties uniform at random."""
-  visits, _ = tree.child_stats(0)
-  scores = jnp.where(legal_action_mask, visits.astype(jnp.float32), -jnp.inf)
-  return argmax_random_tie(key, scores)
-
-
-@register("mcts")
+@register("mcts", "rollout MCTS, the source projects' vanilla UCT", number="simulations")
 def make_mcts(env: base.Game, *, simulations: int = 1000, c: float = math.sqrt(2.0),
               max_depth: int | None = None) -> Agent:
-  """UCT with uniformly random playouts: the source projects' "vanilla MCTS".
+  """UCT with uniformly random playouts: the source projects' "vanilla MCTS" (`azjax.uct`).
 
-  Each move runs `uct_search` from every state of the batch (`simulations` simulations, UCB1
-  with constant `c`) and plays the most visited root child, ties broken at random.
+  Each move runs `uct.root_search` from every state of the batch (`simulations` simulations,
+  UCB1 with constant `c`) and plays the most visited root child, ties broken at random.
 
   Cost per move: `simulations` sequential simulations, each a descent (a `while_loop` as deep
   as the tree), one game step and one playout to the end of the game (a `while_loop` as long as
@@ -360,9 +307,8 @@ def make_mcts(env: base.Game, *, simulations: int = 1000, c: float = math.sqrt(2
     raise ValueError(f"mcts: simulations must be >= 1, got {simulations}")
 
   def search_one(state: State, key: PRNGKey) -> Array:
-    search_key, choice_key = jax.random.split(key)
-    tree = uct_search(env, state, search_key, simulations=simulations, c=c, max_depth=max_depth)
-    return most_visited_action(tree, state.legal_action_mask, choice_key)
+    return uct.root_search(env, state, key, simulations=simulations, c=c,
+                           max_depth=max_depth).action
 
   def policy(states: State, key: PRNGKey) -> Array:
     keys = jax.random.split(key, states.legal_action_mask.shape[0])
@@ -371,17 +317,73 @@ def make_mcts(env: base.Game, *, simulations: int = 1000, c: float = math.sqrt(2
   return Agent(f"mcts-{simulations}", policy)
 
 
-__all__ = [
-    "Agent", "BUILDERS", "Policy", "UCTTree", "argmax_random_tie", "make", "make_mcts",
-    "make_random", "most_visited_action", "random_policy", "register",
-    "ucb1_scores", "uct_search",
-]
+@register("alphabeta", "alpha-beta with the game's hand-written evaluation", number="depth")
+def make_alphabeta(env: base.Game, *, depth: int = 2,
+                   evaluation: alphabeta.Evaluation | str | None = None,
+                   max_leaves: int = 1 << 20, prior: alphabeta.Prior | None = None,
+                   width: int | None = None, name: str | None = None) -> Agent:
+  """Fixed-depth negamax agent (plays as alpha-beta would; see `azjax.alphabeta`).
+
+  Args:
+    env: the game.
+    depth: plies searched (see `alphabeta.check_depth`). A checkers hop counts as a ply.
+    evaluation: leaf evaluation `state -> float32[]` from the mover's side, or "zero" (pure
+      search); default the game's own, `env.alphabeta_evaluation`.
+    max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
+    prior, width: a selective search: only the `width` legal actions of highest `prior(state)`
+      are expanded at each node (both or neither).
+    name: default "alphabeta-d{depth}" (with "w{width}" for a selective search).
+  Raises:
+    ValueError: for a depth out of range, an unknown evaluation, a width below 1 or
+      a width without a prior.
+  """
+  policy = alphabeta.alphabeta_policy(env, depth=depth, evaluation=evaluation,
+                                      max_leaves=max_leaves, prior=prior, width=width)
+  default = f"alphabeta-d{depth}" + ("" if width is None else f"w{width}")
+  return Agent(name or default, policy)
+
+
+@register("solver", "perfect play (tic-tac-toe, Connect Four)",
+          number="random_opening_moves", minimum=0)
+def make_solver(env: base.Game, *, random_opening_moves: int = 2,
+                randomize: bool = False) -> Agent:
+  """Perfect play for tic-tac-toe and Connect Four (see `azjax.solver`).
+
+  Every move keeps the position's game-theoretic value. Among those it plays the best score
+  (the fastest win, the slowest loss), uniform at random among equals, except for its first
+  `random_opening_moves` moves, and all moves with `randomize=True`, where it picks uniformly
+  among every move that keeps its result, so that matches against it are not the same game
+  over and over.
+
+  Raises:
+    ValueError: for a game without a solver or a negative `random_opening_moves`.
+    SolverUnavailable: Connect Four without the bitbully package.
+  """
+  if random_opening_moves < 0:
+    raise ValueError(f"solver: random_opening_moves must be >= 0, got {random_opening_moves}")
+  policy = solver.make_solver_policy(env, random_opening_moves=random_opening_moves,
+                                     randomize=randomize)
+  name = "solver" + ("-random" if randomize else
+                     "" if random_opening_moves == 2 else f"-r{random_opening_moves}")
+  return Agent(name, policy)
 
 
 # -- Network agents --------------------------------------------------------------------------------
 
 
-@register("policy")
+NETWORK_ALPHABETA_WIDTH = 8  # azab: the moves searched a node, the network policy's best
+
+
+def network_eval_fn(model: Any) -> search.EvalFn:
+  """The search's `EvalFn` of a Flax network in eval mode."""
+
+  def eval_fn(variables, observation):
+    return model.apply(variables, observation, train=False)
+
+  return eval_fn
+
+
+@register("policy", "the trained network's raw policy, no search", network=True)
 def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "policy",
                     sample: bool = False) -> Agent:
   """The network's raw policy: one forward pass, no search.
@@ -403,27 +405,67 @@ def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "
   return Agent(name=name, policy=policy)
 
 
-@register("az")
-def make_alphazero(env: base.Game, *, model: Any, variables: Any, simulations: int = 64,
-                   algorithm: str = "gumbel", name: str | None = None, **search_kwargs) -> Agent:
-  """The network with search (Gumbel MuZero or PUCT), noiseless: an evaluation player.
+def evaluation_search_config(simulations: int, algorithm: str = "gumbel",
+                             **search_kwargs) -> search.SearchConfig:
+  """A noiseless `SearchConfig` for playing, not training: no Gumbel or Dirichlet noise, the
+  most visited move from the first move on; `search_kwargs` override any field.
 
-  Extra keyword arguments go to `azjax.search.SearchConfig` (e.g. `pb_c_init`).
+  Raises:
+    ValueError: for an unknown algorithm, option or impossible value.
   """
-  from azjax.search import SearchConfig, search
-
   defaults = dict(gumbel_scale=0.0, dirichlet_fraction=0.0, temperature_moves=0)
   defaults.update(search_kwargs)
-  config = SearchConfig(algorithm=algorithm, simulations=simulations, **defaults)
+  try:
+    config = search.SearchConfig(algorithm=algorithm, simulations=simulations, **defaults)
+  except TypeError as err:
+    raise ValueError(f"az: bad search option: {err}") from None
   config.validate()
+  return config
 
-  def eval_fn(v, observation):
-    return model.apply(v, observation, train=False)
+
+@register("az", "the trained network with search (Gumbel; az:N:algorithm=puct: PUCT)",
+          number="simulations", network=True)
+def make_alphazero(env: base.Game, *, model: Any, variables: Any, simulations: int = 64,
+                   algorithm: str = "gumbel", name: str | None = None, **search_kwargs) -> Agent:
+  """The network with search (`azjax.search.search`), noiseless: an evaluation player.
+
+  Extra keyword arguments go to `azjax.search.SearchConfig` (e.g. `pb_c_init`); see
+  `evaluation_search_config`.
+  """
+  config = evaluation_search_config(simulations, algorithm, **search_kwargs)
+  eval_fn = network_eval_fn(model)
 
   def policy(states: State, key: PRNGKey) -> Array:
-    return search(env, eval_fn, config, variables, states, key).action
+    return search.search(env, eval_fn, config, variables, states, key).action
 
   return Agent(name=name or f"az-{algorithm}{simulations}", policy=policy)
+
+
+@register("azab", "alpha-beta over the trained network's best moves and values",
+          number="depth", network=True)
+def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth: int = 3,
+                           width: int | None = NETWORK_ALPHABETA_WIDTH, name: str | None = None,
+                           max_leaves: int = 1 << 14) -> Agent:
+  """Alpha-beta with a learned evaluation: the network's value scores the leaves and, when
+  `width` is set, its policy picks the `width` actions searched at every node (a node then
+  costs one forward pass; a move `1 + width + ... + width**depth`). `width=None` searches
+  every action (small games). `max_leaves` bounds the leaves searched at once: each is a
+  forward pass, whose activations (`channels x squares` floats a layer, 128 KB for a ResNet
+  128 on 8x8) are what fills memory."""
+  evaluation, prior = alphabeta.network_functions(model, variables)
+  return make_alphabeta(env, depth=depth, evaluation=evaluation, max_leaves=max_leaves,
+                        prior=None if width is None else prior, width=width, name=name)
+
+
+# -- Players that are not azjax agents -------------------------------------------------------------
+
+KINDS["openspiel-mcts"] = Kind(
+    "openspiel-mcts", "OpenSpiel's C++ rollout MCTS on the host (evaluate only)",
+    number="simulations", default=1000, plays="openspiel")
+KINDS["human"] = Kind("human", "a person at the board (play only)", plays="human")
+
+
+# -- Trained agents --------------------------------------------------------------------------------
 
 
 def load_network(run_dir: str, *, compute_dtype: str | None = None):
@@ -431,8 +473,6 @@ def load_network(run_dir: str, *, compute_dtype: str | None = None):
   (`azjax.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
   build many players over one network shape, e.g. every snapshot of a run. The compute dtype
   defaults as in `load`."""
-  import dataclasses  # noqa: PLC0415
-
   from azjax import checkpoint, games, nets
 
   config = checkpoint.read_config(run_dir)
@@ -450,7 +490,7 @@ def load_network(run_dir: str, *, compute_dtype: str | None = None):
 def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
          raw_policy: bool = False, step: int | None = None,
          compute_dtype: str | None = None, alphabeta_depth: int | None = None,
-         alphabeta_width: int | None = 8) -> tuple[base.Game, Agent]:
+         alphabeta_width: int | None = NETWORK_ALPHABETA_WIDTH) -> tuple[base.Game, Agent]:
   """The game and the trained agent of a run directory (see `azjax.checkpoint`).
 
   Args:
@@ -459,8 +499,8 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     algorithm: "gumbel" or "puct"; default: the run's own search.
     raw_policy: play the network's raw policy instead (no search).
     alphabeta_depth, alphabeta_width: play alpha-beta with the network as its evaluation
-      instead (`azjax.alphabeta.make_network_alphabeta`): this depth, the policy's
-      `alphabeta_width` best actions at every node (None: every action).
+      instead (`make_network_alphabeta`): this depth, the policy's `alphabeta_width` best
+      actions at every node (None: every action).
     step: load the snapshot `models/<step>` instead of the final network.
     compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
       float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
@@ -473,14 +513,18 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
   if raw_policy:
     return env, make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
   if alphabeta_depth is not None:
-    from azjax import alphabeta  # noqa: PLC0415  (imports this module)
-
     width = "" if alphabeta_width is None else f"w{alphabeta_width}"
-    return env, alphabeta.make_network_alphabeta(
+    return env, make_network_alphabeta(
         env, model=model, variables=variables, depth=alphabeta_depth, width=alphabeta_width,
         name=f"ab-d{alphabeta_depth}{width}({label})")
   algorithm = algorithm or config.search
   return env, make_alphazero(env, model=model, variables=variables, simulations=simulations,
                              algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")
-from azjax import alphabeta as _alphabeta  # noqa: E402,F401  (registers "alphabeta")
-from azjax import solver as _solver  # noqa: E402,F401  (registers "solver")
+
+
+__all__ = [
+    "Agent", "KINDS", "Kind", "NETWORK_ALPHABETA_WIDTH", "PLAYS", "Policy", "Spec", "build",
+    "describe_kinds", "evaluation_search_config", "kinds", "load", "load_network", "make", "make_alphabeta",
+    "make_alphazero", "make_mcts", "make_network_alphabeta", "make_random", "make_raw_policy",
+    "make_solver", "network_eval_fn", "parse_spec", "random_policy", "register",
+]

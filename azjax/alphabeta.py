@@ -2,9 +2,12 @@
 or with a learned one (the network's value at the leaves, its policy choosing the moves).
 
 >>> env = azjax.games.make("breakthrough")
->>> agent = azjax.agents.make("alphabeta", env, depth=2)
->>> actions = agent.act(states, key)          # states batched [B] -> int32[B]
->>> agent = make_network_alphabeta(env, model=model, variables=variables, depth=3, width=8)
+>>> policy = alphabeta_policy(env, depth=2)     # (states [B], key) -> int32[B]
+>>> evaluation, prior = network_functions(model, variables)
+>>> policy = alphabeta_policy(env, depth=3, evaluation=evaluation, prior=prior, width=8)
+
+The agents "alphabeta" and "azab" (`azjax.agents.make_alphabeta`, `make_network_alphabeta`)
+name these policies; this module knows nothing of agents.
 
 **Search.** An agent's policy must be a pure batched JAX function, so the search is full-width
 negamax to a fixed depth: every node expands all `A` actions at once with
@@ -28,10 +31,11 @@ evaluation would choose** (ties between equally valued moves are broken uniforml
 **Selective search** (`width`, with a `prior`): every node expands only the `width` legal
 actions its `prior(state)` ranks highest (`lax.top_k`), the rest count as illegal. The tree is
 then `width**depth` leaves, whatever the game's action space, which is what makes a network
-evaluation affordable: `make_network_alphabeta` uses the network's policy as the prior and its
-value as the evaluation (one forward pass a node, batched over the whole tree by the vmaps):
-`1 + width + ... + width**depth` forward passes a move, against `simulations + 1` for MCTS.
-Pruning by the prior can miss a move the policy ranks low; a full-width search cannot.
+evaluation affordable: the "azab" agent (`azjax.agents.make_network_alphabeta`) uses the
+network's policy as the prior and its value as the evaluation (one forward pass a node,
+batched over the whole tree by the vmaps): `1 + width + ... + width**depth` forward passes a
+move, against `simulations + 1` for MCTS. Pruning by the prior can miss a move the policy
+ranks low; a full-width search cannot.
 
 **Cost.** A search expands `A + A^2 + ... + A^depth` states per root, so the arrays of the last
 level hold `B * A^depth` game states (`A` = 9 tic-tac-toe, 7 Connect Four, 192 Breakthrough 8x8,
@@ -58,9 +62,9 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from azjax.agents import Agent, argmax_random_tie, register
 from azjax.games import base
 from azjax.games.base import zero_evaluation
+from azjax.uct import argmax_random_tie
 
 Array = jax.Array
 State = Any
@@ -159,42 +163,51 @@ def check_depth(num_actions: int, depth: int, width: int | None = None) -> int:
   return depth
 
 
-@register("alphabeta")
-def make_alphabeta(env: base.Game, *, depth: int = 2, evaluation: Evaluation | str | None = None,
-                   max_leaves: int = 1 << 20, prior: Prior | None = None,
-                   width: int | None = None, name: str | None = None) -> Agent:
-  """Fixed-depth negamax agent (plays as alpha-beta would; see the module docstring).
-
-  Args:
-    env: the game.
-    depth: plies searched (see `check_depth`). A checkers multi-jump hop counts as a ply.
-    evaluation: leaf evaluation `state -> float32[]` from the mover's side, or "zero" (pure
-      search); default the game's own, `env.alphabeta_evaluation`.
-    max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
-    prior, width: a selective search: only the `width` legal actions of highest `prior(state)`
-      are expanded at each node (both or neither).
-    name: default "alphabeta-d{depth}" (with "w{width}" for a selective search).
-  Returns:
-    The agent.
-  Raises:
-    ValueError: for a depth out of range, an unknown evaluation, a width below 1 or
-      a width without a prior.
-  """
+def validate(env: base.Game, *, depth: int, prior: Prior | None = None,
+             width: int | None = None) -> int:
+  """The checked depth of a search (see `check_depth`), also checking that a selective search
+  has both `width` (at least 1) and `prior`. Raises ValueError saying what is wrong."""
   if (width is None) != (prior is None):
     raise ValueError("alphabeta: a selective search needs both width and prior")
   if width is not None and int(width) < 1:
     raise ValueError(f"alphabeta: width must be at least 1, got {width}")
-  depth = check_depth(env.num_actions, depth, width)
+  return check_depth(env.num_actions, depth, width)
+
+
+def choose(values: Array, key: jax.Array) -> Array:
+  """`[B]` int32: each row's best action of the `[B, A]` `values`, ties uniform at random."""
+  keys = jax.random.split(key, values.shape[0])
+  return jax.vmap(argmax_random_tie)(keys, values).astype(jnp.int32)
+
+
+def alphabeta_policy(env: base.Game, *, depth: int = 2, evaluation: Evaluation | str | None = None,
+                     max_leaves: int = 1 << 20, prior: Prior | None = None,
+                     width: int | None = None) -> Callable[[State, jax.Array], Array]:
+  """The batched policy `(states [B], key) -> [B]` int32 playing the best searched action.
+
+  Raises:
+    ValueError: for a depth out of range, an unknown evaluation, a width below 1 or a width
+      without a prior.
+  """
+  depth = validate(env, depth=depth, prior=prior, width=width)
   evaluation = _resolve_evaluation(env, evaluation)
 
   def policy(states: State, key: jax.Array) -> Array:
     values = search_values(env, states, depth=depth, evaluation=evaluation,
                            max_leaves=max_leaves, prior=prior, width=width)
-    keys = jax.random.split(key, values.shape[0])
-    return jax.vmap(argmax_random_tie)(keys, values).astype(jnp.int32)
+    return choose(values, key)
 
-  default = f"alphabeta-d{depth}" + ("" if width is None else f"w{width}")
-  return Agent(name or default, policy)
+  return policy
+
+
+def root_search(env: base.Game, state: State, key: jax.Array, *, depth: int,
+                evaluation: Evaluation | str | None = None, prior: Prior | None = None,
+                width: int | None = None) -> tuple[Array, Array]:
+  """`([] int32 action, [A] float32 values)` of one (unbatched) live state: what the policy
+  plays there and every action's negamax value (`child_values`), for an analysis display."""
+  evaluation = _resolve_evaluation(env, evaluation)
+  values = child_values(env, state, depth, evaluation, prior=prior, width=width)
+  return argmax_random_tie(key, values).astype(jnp.int32), values
 
 
 def network_functions(model: Any, variables: Any) -> tuple[Evaluation, Prior]:
@@ -209,19 +222,5 @@ def network_functions(model: Any, variables: Any) -> tuple[Evaluation, Prior]:
   return (lambda state: forward(state)[1]), (lambda state: forward(state)[0])
 
 
-def make_network_alphabeta(env: base.Game, *, model: Any, variables: Any, depth: int = 2,
-                           width: int | None = 8, name: str | None = None,
-                           max_leaves: int = 1 << 14) -> Agent:
-  """Alpha-beta with a learned evaluation: the network's value scores the leaves and, when
-  `width` is set, its policy picks the `width` actions searched at every node (a node then
-  costs one forward pass; a move `1 + width + ... + width**depth`). `width=None` searches
-  every action (small games). `max_leaves` bounds the leaves searched at once: each is a
-  forward pass, whose activations (`channels x squares` floats a layer, 128 KB for a ResNet
-  128 on 8x8) are what fills memory."""
-  evaluation, prior = network_functions(model, variables)
-  return make_alphabeta(env, depth=depth, evaluation=evaluation, max_leaves=max_leaves,
-                        prior=None if width is None else prior, width=width, name=name)
-
-
-__all__ = ["WIN_SCORE", "check_depth", "child_values", "make_alphabeta", "make_network_alphabeta",
-           "network_functions", "search_values", "zero_evaluation"]
+__all__ = ["WIN_SCORE", "alphabeta_policy", "check_depth", "child_values", "choose",
+           "network_functions", "root_search", "search_values", "validate", "zero_evaluation"]

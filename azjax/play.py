@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import inspect
+import math
 import re
 import time
 from pathlib import Path
@@ -40,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import games, render
+from azjax import agents, games, render
 from azjax.games import base
 
 State = Any
@@ -114,6 +116,7 @@ class Analysis:
   top: tuple[MoveStat, ...]
   method: str  # what the engine did, e.g. "Gumbel search, 64 simulations"
   seconds: float = 0.0
+  share_label: str = "visit share"  # what the moves' shares are: "visit share" or "policy"
 
 
 def value_text(env: base.Game, analysis: Analysis, player: int) -> str | None:
@@ -141,7 +144,8 @@ def describe(env: base.Game, analysis: Analysis, player: int, *, top: int = 4) -
                else f" ({_score_text(stat.value)})")
     moves.append(text)
   if moves:
-    label = "top moves (visit share)" if analysis.top[0].share is not None else "top moves"
+    label = (f"top moves ({analysis.share_label})" if analysis.top[0].share is not None
+             else "top moves")
     parts.append(f"{label}: " + ", ".join(moves))
   return "; ".join(parts) if parts else "no evaluation (random play)"
 
@@ -217,9 +221,10 @@ def _random_engine(env: base.Game) -> Engine:
   return Engine("random", "random", "picking a random legal move", analyse, compiled=True)
 
 
-def _solver_engine(env: base.Game) -> Engine:
+def _solver_engine(env: base.Game, *, random_opening_moves: int = 2,
+                   randomize: bool = False) -> Engine:
   """Perfect play (`azjax.solver`, tic-tac-toe and Connect Four), the exact value of every
-  move shown; it moves as the solver agent does."""
+  move shown; it moves as the solver agent with the same options does."""
   from azjax import solver
 
   try:
@@ -230,7 +235,8 @@ def _solver_engine(env: base.Game) -> Engine:
   def analyse(state, key):
     scores = solver.move_scores(env, state)
     seed = int(jax.random.bits(key, (), jnp.uint32))
-    action = solver.solver_move(scores, np.asarray(state.board), seed)
+    action = solver.solver_move(scores, np.asarray(state.board), seed,
+                                random_opening_moves=random_opening_moves, randomize=randomize)
     values = solver.scores_to_values(scores)
     order = np.nan_to_num(scores, nan=-np.inf)
     return Analysis(action, env.action_to_move(state, action), float(values[action]), "value",
@@ -240,59 +246,61 @@ def _solver_engine(env: base.Game) -> Engine:
   return Engine("solver", "solver", "solving the position exactly", analyse, compiled=True)
 
 
-def _mcts_engine(env: base.Game, simulations: int) -> Engine:
-  from azjax.agents import most_visited_action, uct_search
+def _visit_analysis(env: base.Game, state: State, action: int, visits: np.ndarray,
+                    qvalues: np.ndarray, fallback_value: float, method: str) -> Analysis:
+  """The analysis of a tree search from its root statistics (`[A]` visits and Q-values, mover's
+  side). The position's value is that of the move played: the root's own mean also averages
+  the simulations spent refuting worse moves, which understates a won position."""
+  visits = visits.astype(np.float64)
+  total = max(visits.sum(), 1.0)
+  q = np.where(visits > 0, qvalues, np.nan)
+  value = float(q[action]) if visits[action] > 0 else float(fallback_value)
+  return Analysis(action, env.action_to_move(state, action), value, "value",
+                  _top_moves(env, state, action, visits, visits / total, q), method)
 
-  @jax.jit
-  def search(state, key):
-    search_key, choice_key = jax.random.split(key)
-    tree = uct_search(env, state, search_key, simulations=simulations)
-    visits, value_sum = tree.child_stats(0)
-    action = most_visited_action(tree, state.legal_action_mask, choice_key)
-    return action, visits, value_sum
+
+def _mcts_engine(env: base.Game, *, simulations: int, c: float = math.sqrt(2.0),
+                 max_depth: int | None = None) -> Engine:
+  """Rollout MCTS, as the "mcts" agent plays it (`azjax.uct.root_search`)."""
+  from azjax import uct
+
+  if simulations < 1:
+    raise ValueError(f"mcts: simulations must be >= 1, got {simulations}")
+  run = jax.jit(lambda state, key: uct.root_search(env, state, key, simulations=simulations,
+                                                   c=c, max_depth=max_depth))
 
   def analyse(state, key):
-    action, visits, value_sum = jax.device_get(search(state, key))
-    visits = visits.astype(np.float64)
-    total = max(visits.sum(), 1.0)
-    # Children's values are kept from the side of the player who moved into them: the root's
-    # mover, so they read directly as this player's expected outcome. The position's value is
-    # that of the move played (as for the network's search).
-    q = np.where(visits > 0, value_sum / np.maximum(visits, 1), np.nan)
-    action = int(action)
-    value = float(q[action]) if visits[action] > 0 else float(value_sum.sum() / total)
-    return Analysis(action, env.action_to_move(state, action), value, "value",
-                    _top_moves(env, state, action, visits, visits / total, q),
-                    f"rollout MCTS, {simulations} simulations")
+    stats = jax.device_get(run(state, key))
+    visits = np.asarray(stats.visit_counts, np.float64)
+    # A move no simulation went through (fewer simulations than moves) gets the visit-weighted
+    # mean of the others.
+    mean = float((visits * stats.qvalues).sum() / max(visits.sum(), 1.0))
+    return _visit_analysis(env, state, int(stats.action), visits, stats.qvalues, mean,
+                           f"rollout MCTS, {simulations} simulations")
 
   return Engine(f"mcts-{simulations}", "mcts",
                 f"running {simulations} UCT simulations with random playouts", analyse)
 
 
-def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
-                      label: str | None = None) -> Engine:
-  """Full-width alpha-beta with the hand-written evaluation, or, with `network` (`(model,
-  variables)`), the network's alpha-beta: its policy picks `NETWORK_ALPHABETA_WIDTH` moves a
-  node and its value scores the leaves (`azjax.alphabeta.make_network_alphabeta`)."""
-  from azjax.agents import argmax_random_tie
-  from azjax.alphabeta import child_values, network_functions
+def _alphabeta_engine(env: base.Game, *, depth: int, evaluation: Any = None,
+                      network: _Network | None = None, width: int | None = None) -> Engine:
+  """Full-width alpha-beta with the hand-written evaluation, or, with `network`, the network's
+  alpha-beta ("azab"): its policy picks `width` moves a node and its value scores the leaves;
+  both move as their agents do (`azjax.alphabeta.root_search`)."""
+  from azjax import alphabeta
 
-  if network is None:
-    evaluation, prior, width = env.alphabeta_evaluation, None, None
-  else:
-    evaluation, prior = network_functions(*network)
-    width = NETWORK_ALPHABETA_WIDTH
-
-  @jax.jit
-  def search(state, key):
-    values = child_values(env, state, depth, evaluation, prior=prior, width=width)
-    return argmax_random_tie(key, values), values
-
-  method = f"depth-{depth} minimax" + ("" if network is None else
+  prior = None
+  if network is not None:
+    evaluation, prior = alphabeta.network_functions(network.model, network.variables)
+    prior = None if width is None else prior
+  depth = alphabeta.validate(env, depth=depth, prior=prior, width=width)
+  run = jax.jit(lambda state, key: alphabeta.root_search(
+      env, state, key, depth=depth, evaluation=evaluation, prior=prior, width=width))
+  method = f"depth-{depth} minimax" + ("" if width is None else
                                        f" over the network's {width} best moves a node")
 
   def analyse(state, key):
-    action, values = jax.device_get(search(state, key))
+    action, values = jax.device_get(run(state, key))
     action = int(action)
     return Analysis(action, env.action_to_move(state, action), float(values[action]), "score",
                     _top_moves(env, state, action, values, None, values), method)
@@ -300,114 +308,131 @@ def _alphabeta_engine(env: base.Game, depth: int, network: tuple | None = None,
   if network is None:
     return Engine(f"alphabeta-d{depth}", "alphabeta",
                   f"searching every line {depth} plies deep", analyse)
-  return Engine(f"azab-d{depth}w{width} [{label}]", "azab",
-                f"searching the network's {width} best moves a node {depth} plies deep, "
-                "scoring the leaves with its value", analyse)
+  breadth = "every move" if width is None else f"the network's {width} best moves"
+  return Engine(f"azab-d{depth}" + ("" if width is None else f"w{width}") + f" [{network.label}]",
+                "azab", f"searching {breadth} a node {depth} plies deep, scoring the leaves "
+                "with its value", analyse)
 
 
-def _load_network(run_dir: str) -> tuple:
-  """`(config, model, variables)` of the trained network of `run_dir`, computing in float32 on
-  a CPU as `azjax.agents.load` does (XLA:CPU emulates bfloat16 convolutions)."""
-  from azjax import agents, checkpoint
-
-  config, _, model, abstract = agents.load_network(run_dir)
-  return config, model, checkpoint.load_model(run_dir, abstract)
-
-
-def _az_engine(env: base.Game, run_dir: str, simulations: int,
-               algorithm: str | None = None, label: str | None = None) -> Engine:
-  """The trained network of `run_dir` with its search, noiseless (as `agents.make_alphazero`).
-
-  The search is called through mctx directly (not `azjax.search.search`) because a person
-  wants the tree's visit counts and Q-values, which `SearchOutput` does not carry.
-  """
-  import mctx
-
-  from azjax import nets
-  from azjax.search import make_recurrent_fn
-
-  config, model, variables = _load_network(run_dir)
-  algorithm = algorithm or config.search
-
-  def eval_fn(v, observation):
-    return model.apply(v, observation, train=False)
-
-  recurrent_fn = make_recurrent_fn(env, eval_fn)
-
-  @jax.jit
-  def search(variables, state, key):
-    states = jax.tree.map(lambda x: x[None], state)  # mctx searches batches: B = 1.
-    logits, value = eval_fn(variables, states.observation)
-    logits = nets.mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
-    value = value.astype(jnp.float32)
-    root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-    invalid = ~states.legal_action_mask
-    if algorithm == "gumbel":
-      out = mctx.gumbel_muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations=simulations,
-          invalid_actions=invalid,
-          max_num_considered_actions=config.max_num_considered_actions, gumbel_scale=0.0)
-      action = out.action[0]
-    else:
-      out = mctx.muzero_policy(
-          variables, key, root, recurrent_fn, num_simulations=simulations,
-          invalid_actions=invalid, dirichlet_fraction=0.0, pb_c_init=config.pb_c_init)
-      action = jnp.argmax(out.action_weights[0])
-    summary = out.search_tree.summary()
-    return (action, summary.visit_counts[0], summary.qvalues[0], summary.value[0], value[0])
-
-  def analyse(state, key):
-    action, visits, q, root_value, _ = jax.device_get(search(variables, state, key))
-    visits = visits.astype(np.float64)
-    total = max(visits.sum(), 1.0)
-    action = int(action)
-    q = np.where(visits > 0, q, np.nan)
-    # The position's value is that of the move played: the root's own mean also averages the
-    # simulations spent refuting worse moves, which understates a won position.
-    value = float(q[action]) if visits[action] > 0 else float(root_value)
-    return Analysis(action, env.action_to_move(state, action), value, "value",
-                    _top_moves(env, state, action, visits, visits / total, q),
-                    f"{algorithm} search with the network, {simulations} simulations")
-
-  name = f"az-{algorithm}{simulations} [{label or run_dir}]"
-  method = "Gumbel MuZero" if algorithm == "gumbel" else "PUCT"
-  return Engine(name, "az", f"{method} search, {simulations} simulations with the trained "
-                "network", analyse)
+def _azab_engine(env: base.Game, *, network: _Network, depth: int,
+                 width: int | None = agents.NETWORK_ALPHABETA_WIDTH) -> Engine:
+  """The network's alpha-beta ("azab"), searching the policy's `width` best moves a node
+  (None: every move), as `azjax.agents.make_network_alphabeta`."""
+  return _alphabeta_engine(env, depth=depth, network=network, width=width)
 
 
 @dataclasses.dataclass(frozen=True)
-class EngineSpec:
-  """A parsed engine spec: "az", "az:128", "mcts:400", "alphabeta:3", "azab:3", "random",
-  "solver", "human". "azab" is alpha-beta with the trained network as its evaluation; "solver"
-  is perfect play (tic-tac-toe and Connect Four)."""
+class _Network:
+  """A trained network for the network engines: its run's config, the model and weights."""
 
-  kind: str
-  strength: int | None = None  # simulations (az, mcts) or depth (alphabeta, azab)
-
-  KINDS = ("az", "mcts", "alphabeta", "azab", "random", "solver", "human")
-  NETWORK_KINDS = ("az", "azab")  # need a trained agent
-
-  @classmethod
-  def parse(cls, text: str) -> "EngineSpec":
-    kind, _, number = text.strip().lower().partition(":")
-    if kind not in cls.KINDS:
-      raise ValueError(f"unknown opponent {text!r}; use one of: {', '.join(cls.KINDS)} "
-                       "(az, mcts, alphabeta and azab take a strength, e.g. mcts:400, "
-                       "alphabeta:3)")
-    if not number:
-      return cls(kind)
-    if kind in ("random", "solver", "human") or not number.isdigit() or int(number) < 1:
-      raise ValueError(f"bad opponent {text!r}: only az:N, mcts:N (simulations), "
-                       "alphabeta:N and azab:N (depth) take a positive number")
-    return cls(kind, int(number))
-
-  def __str__(self) -> str:
-    return self.kind + (f":{self.strength}" if self.strength else "")
+  config: Any
+  model: Any
+  variables: Any
+  label: str  # the run directory, for people
 
 
-DEFAULT_SIMULATIONS = {"az": 64, "mcts": 1000}
-DEFAULT_DEPTH = {"alphabeta": 2, "azab": 3}
-NETWORK_ALPHABETA_WIDTH = 8  # azab: the moves searched a node, the network policy's best
+def _load_network(run_dir: str | Path) -> _Network:
+  """The trained network of `run_dir`, computing in float32 on a CPU as `azjax.agents.load`
+  does (XLA:CPU emulates bfloat16 convolutions)."""
+  from azjax import checkpoint
+
+  config, _, model, abstract = agents.load_network(str(run_dir))
+  return _Network(config, model, checkpoint.load_model(str(run_dir), abstract),
+                  _relative(Path(run_dir)))
+
+
+def _az_engine(env: base.Game, *, network: _Network, simulations: int,
+               algorithm: str | None = None, **search_kwargs) -> Engine:
+  """The trained network with its search, noiseless, as the "az" agent plays it: one
+  `azjax.search.search` of a batch of one, read at the root (visit counts and Q-values). The
+  search options default to the run's own."""
+  from azjax import search
+
+  algorithm = algorithm or network.config.search
+  options = dict(max_num_considered_actions=network.config.max_num_considered_actions,
+                 pb_c_init=network.config.pb_c_init)
+  config = agents.evaluation_search_config(simulations, algorithm, **{**options, **search_kwargs})
+  eval_fn = agents.network_eval_fn(network.model)
+
+  @jax.jit
+  def run(variables, state, key):
+    states = jax.tree.map(lambda x: x[None], state)  # The search takes batches: B = 1.
+    out = search.search(env, eval_fn, config, variables, states, key)
+    return jax.tree.map(lambda x: x[0], out)
+
+  method = f"{algorithm} search with the network, {simulations} simulations"
+
+  def analyse(state, key):
+    out = jax.device_get(run(network.variables, state, key))
+    action = int(out.action)
+    if out.visit_counts.sum() == 0:  # A single legal move: the search did not run.
+      return Analysis(action, env.action_to_move(state, action), float(out.root_value),
+                      "value", _top_moves(env, state, action, out.action_weights,
+                                          out.action_weights, None), "the only legal move")
+    return _visit_analysis(env, state, action, out.visit_counts, out.qvalues, out.root_value,
+                           method)
+
+  name = f"az-{algorithm}{simulations} [{network.label}]"
+  title = "Gumbel MuZero" if algorithm == "gumbel" else "PUCT"
+  return Engine(name, "az", f"{title} search, {simulations} simulations with the trained "
+                "network", analyse)
+
+
+def _policy_engine(env: base.Game, *, network: _Network, sample: bool = False) -> Engine:
+  """The trained network's raw policy, as the "policy" agent plays it: its most probable legal
+  move (`sample`: a move drawn from it), the probabilities shown as the shares."""
+  from azjax import nets
+
+  eval_fn = agents.network_eval_fn(network.model)
+
+  @jax.jit
+  def run(variables, state, key):
+    logits, value = eval_fn(variables, state.observation[None])
+    logits = nets.mask_logits(logits[0].astype(jnp.float32), state.legal_action_mask)
+    action = (jax.random.categorical(key, logits) if sample else jnp.argmax(logits))
+    return action.astype(jnp.int32), jax.nn.softmax(logits), value[0]
+
+  def analyse(state, key):
+    action, prior, value = jax.device_get(run(network.variables, state, key))
+    action = int(action)
+    return Analysis(action, env.action_to_move(state, action), float(value), "value",
+                    _top_moves(env, state, action, prior, prior, None),
+                    "the network's raw policy, one forward pass", share_label="policy")
+
+  return Engine(f"policy [{network.label}]", "policy",
+                "one forward pass of the trained network", analyse)
+
+
+# The engine of each kind that play offers (`agents.KINDS` says what each is):
+# builder(env, network=..., **spec keywords) -> Engine; `network` only for network kinds.
+ENGINES: dict[str, Callable[..., Engine]] = {
+    "random": _random_engine, "mcts": _mcts_engine, "alphabeta": _alphabeta_engine,
+    "solver": _solver_engine, "policy": _policy_engine, "az": _az_engine,
+    "azab": _azab_engine,
+}
+
+
+def opponents() -> tuple[str, ...]:
+  """The kinds of player play offers, in the order of `agents.KINDS`: every kind with an
+  engine, and "human"."""
+  return tuple(k for k in agents.KINDS if k in ENGINES or k == "human")
+
+
+def parse_spec(text: str) -> agents.Spec:
+  """`azjax.agents.parse_spec`, refusing the kinds play has no engine for.
+
+  Raises:
+    ValueError: naming the bad spec, and listing the kinds play offers.
+  """
+  spec = agents.parse_spec(text)
+  if spec.kind not in opponents():
+    raise ValueError(f"{text!r}: {agents.KINDS[spec.kind].summary}; here use one of: "
+                     f"{', '.join(opponents())}")
+  return spec
+
+
+def _needs_network(spec: agents.Spec | None) -> bool:
+  return spec is not None and spec.info.network
 
 
 class EngineFactory:
@@ -417,53 +442,41 @@ class EngineFactory:
     self.simulations = simulations
     self.depth = depth
     self._cache: dict[tuple, Engine] = {}
+    self._networks: dict[str, _Network] = {}
 
-  def make(self, env: base.Game, spec: EngineSpec | str, run_dir: str | None = None, *,
-           simulations: int | None = None, depth: int | None = None) -> Engine | None:
-    """The engine for `spec` in `env` (None for "human"); az needs `run_dir`.
+  def make(self, env: base.Game, spec: agents.Spec | str, run_dir: str | Path | None = None,
+           *, simulations: int | None = None, depth: int | None = None) -> Engine | None:
+    """The engine for `spec` in `env` (None for "human"); the network kinds need `run_dir`.
 
-    The strength is the spec's own ("mcts:400"), else `simulations` / `depth`, else the
-    factory's, else the defaults (`DEFAULT_SIMULATIONS`, `DEFAULT_DEPTH`).
+    The strength is the spec's own ("mcts:400"), else `simulations` / `depth` (by what the
+    kind's number is), else the factory's, else the kind's default (`azjax.agents.KINDS`).
 
     Raises:
-      ValueError: for a bad spec, az without a checkpoint, or an impossible depth.
+      ValueError: for a bad spec, a network kind without a checkpoint, or an impossible depth.
     """
-    if isinstance(spec, str):
-      spec = EngineSpec.parse(spec)
+    spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.kind == "human":
       return None
-    if spec.kind in ("az", "mcts"):
-      strength = (spec.strength or simulations or self.simulations
-                  or DEFAULT_SIMULATIONS[spec.kind])
-    elif spec.kind in ("alphabeta", "azab"):
-      from azjax.alphabeta import check_depth
-
-      strength = check_depth(
-          env.num_actions, spec.strength or depth or self.depth or DEFAULT_DEPTH[spec.kind],
-          NETWORK_ALPHABETA_WIDTH if spec.kind == "azab" else None)
-    else:
-      strength = None
-    if spec.kind in EngineSpec.NETWORK_KINDS and run_dir is None:
+    fallback = {"simulations": simulations or self.simulations,
+                "depth": depth or self.depth}.get(spec.info.number)
+    kwargs = spec.kwargs(fallback)
+    if spec.info.network and run_dir is None:
       raise ValueError(f"no trained agent for {describe_game(env)}: pass --checkpoint DIR, "
                        f"or train one (python -m experiments.{env.name}), or choose another "
                        "opponent (mcts, alphabeta, random)")
-    key = (_env_key(env), spec.kind, strength,
-           str(run_dir) if spec.kind in EngineSpec.NETWORK_KINDS else None)
+    run = str(run_dir) if spec.info.network else None
+    key = (_env_key(env), spec.kind, tuple(sorted(kwargs.items(), key=str)), run)
     if key not in self._cache:
-      if spec.kind == "random":
-        engine = _random_engine(env)
-      elif spec.kind == "solver":
-        engine = _solver_engine(env)
-      elif spec.kind == "mcts":
-        engine = _mcts_engine(env, strength)
-      elif spec.kind == "alphabeta":
-        engine = _alphabeta_engine(env, strength)
-      elif spec.kind == "azab":
-        engine = _alphabeta_engine(env, strength, _load_network(str(run_dir))[1:],
-                                   label=_relative(Path(run_dir)))
-      else:
-        engine = _az_engine(env, str(run_dir), strength, label=_relative(Path(run_dir)))
-      self._cache[key] = engine
+      if run is not None:
+        if run not in self._networks:
+          self._networks[run] = _load_network(run)
+        kwargs["network"] = self._networks[run]
+      engine = ENGINES[spec.kind]
+      unknown = set(kwargs) - set(inspect.signature(engine).parameters)
+      if unknown:
+        raise ValueError(f"{spec}: play's {spec.kind} engine has no option "
+                         f"{', '.join(sorted(unknown))}")
+      self._cache[key] = engine(env, **kwargs)
     return self._cache[key]
 
 
@@ -541,7 +554,7 @@ class Setup:
   """
 
   env: base.Game
-  players: tuple[EngineSpec, EngineSpec]
+  players: tuple[agents.Spec, agents.Spec]
   run_dir: Path | None
   notes: list[str]
 
@@ -591,10 +604,10 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
   game = game or games.DEFAULT_GAME
   if game not in games.GAMES:
     raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
-  specs = [EngineSpec.parse(p) if p else None for p in players]
-  opponent_spec = EngineSpec.parse(opponent) if opponent else None
-  wants_az = (opponent_spec is None or opponent_spec.kind in EngineSpec.NETWORK_KINDS
-              or any(s is not None and s.kind in EngineSpec.NETWORK_KINDS for s in specs))
+  specs = [parse_spec(p) if p else None for p in players]
+  opponent_spec = parse_spec(opponent) if opponent else None
+  wants_az = (opponent_spec is None or _needs_network(opponent_spec)
+              or any(_needs_network(s) for s in specs))
   if run_dir is None and wants_az:
     run_dir = find_checkpoint(game, rows, cols)
     if run_dir is not None:
@@ -609,18 +622,18 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
   else:
     env = games.make(game, **{k: v for k, v in (("rows", rows), ("cols", cols)) if v})
   if opponent_spec is None:
-    opponent_spec = EngineSpec("az") if run_dir is not None else EngineSpec("mcts")
+    opponent_spec = agents.Spec("az") if run_dir is not None else agents.Spec("mcts")
     if run_dir is None:
       notes.append(f"no trained agent for {describe_game(env)} in results/: playing rollout "
                    f"MCTS (train one with python -m experiments.{game})")
-  human = EngineSpec("human")
+  human = agents.Spec("human")
   if watch:
     default = (opponent_spec, opponent_spec)
   else:
     me = parse_color(env, color)
     default = (human, opponent_spec) if me == 0 else (opponent_spec, human)
   final = tuple(s if s is not None else d for s, d in zip(specs, default))
-  if any(s.kind in EngineSpec.NETWORK_KINDS for s in final) and run_dir is None:
+  if any(_needs_network(s) for s in final) and run_dir is None:
     raise ValueError(f"no trained agent for {describe_game(env)} in results/: pass "
                      f"--checkpoint DIR, train one (python -m experiments.{game}), or choose "
                      "another opponent (mcts, alphabeta, random)")
@@ -986,8 +999,9 @@ def replay_file(path: str | Path) -> Replay:
 
 
 __all__ = [
-    "Analysis", "Engine", "EngineFactory", "EngineSpec", "MoveStat", "Replay",
+    "ENGINES", "Analysis", "Engine", "EngineFactory", "MoveStat", "Replay",
     "Session", "Setup", "describe", "describe_game", "example_move",
-    "find_checkpoint", "legend", "move_squares", "normalise_move", "parse_color", "replay",
+    "find_checkpoint", "legend", "move_squares", "normalise_move", "opponents", "parse_color",
+    "parse_spec", "replay",
     "replay_file", "resolve_setup", "results_dirs", "rules", "side_name", "value_text",
 ]

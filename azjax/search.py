@@ -1,5 +1,9 @@
 """mctx search built from a game and a network: Gumbel MuZero (default) or PUCT with noise.
 
+`search` is the one entry point (self-play, evaluation and the play engines call it); the
+algorithms are small functions in `ALGORITHMS` (name -> mctx policy with its move choice), as
+mctx composes its own policies.
+
 The tree's embeddings are the game states themselves; the "dynamics" is the real `game.step`.
 Sign conventions, as mctx expects for two-player zero-sum games:
 
@@ -25,7 +29,6 @@ from azjax.nets import mask_logits
 # (variables, observations [B, R, C, P]) -> (logits [B, A], value [B]); the network in eval mode.
 EvalFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
 
-ALGORITHMS = ("gumbel", "puct")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +53,8 @@ class SearchConfig:
 
   def validate(self) -> None:
     if self.algorithm not in ALGORITHMS:
-      raise ValueError(f"search algorithm: unknown {self.algorithm!r}; use one of {ALGORITHMS}")
+      raise ValueError(f"search algorithm: unknown {self.algorithm!r}; use one of "
+                       f"{tuple(ALGORITHMS)}")
     if self.simulations < 1:
       raise ValueError(f"simulations: must be >= 1, got {self.simulations}")
     if self.max_num_considered_actions < 1:
@@ -61,10 +65,74 @@ class SearchConfig:
 
 @chex.dataclass(frozen=True)
 class SearchOutput:
+  """One search per state of a batch of `B` states with `A` actions.
+
+  The root statistics (`visit_counts`, `qvalues`) are slices of the tree the search built
+  anyway; they are zero for a state that was not searched (a single legal action, or a batch
+  in which no state needed a search). Jitted callers that do not read them pay nothing.
+  """
+
   action: chex.Array  # [B] int32: the action to play
   action_weights: chex.Array  # [B, A] float32: the policy target (improved policy / visits)
   root_value: chex.Array  # [B] float32: the search's value of the root, mover's side
   network_value: chex.Array  # [B] float32: the network's raw value of the root
+  visit_counts: chex.Array  # [B, A] int32: simulations through each root action
+  qvalues: chex.Array  # [B, A] float32: each root action's Q-value, mover's side (0 unvisited)
+  prior: chex.Array  # [B, A] float32: the network's policy at the root (0 on illegal actions)
+
+
+# -- Algorithms ------------------------------------------------------------------------------------
+#
+# An algorithm is one mctx policy over a batch of roots, with the move choice that goes with it:
+#
+#   algorithm(config, variables, key, root, recurrent_fn, invalid_actions, step_count)
+#       -> (action [B] int32, mctx.PolicyOutput)
+#
+# `key` is the search's own key, consumed; `step_count` `[B]` is the actions played so far in
+# each game (for AlphaZero's early-game temperature). `search` adds what every algorithm shares
+# (the root from the network, forced moves, the outputs), so a new variant is one function here
+# and one line in `ALGORITHMS`, and no branch of `search` grows.
+
+Algorithm = Callable[..., tuple[jax.Array, mctx.PolicyOutput]]
+
+
+def gumbel(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.RootFnOutput,
+           recurrent_fn: mctx.RecurrentFn, invalid_actions: jax.Array,
+           step_count: jax.Array) -> tuple[jax.Array, mctx.PolicyOutput]:
+  """Gumbel MuZero (Danihelka et al. 2022): Sequential Halving over at most
+  `max_num_considered_actions` root actions; plays the action it keeps."""
+  del step_count  # Gumbel noise, not a temperature, is its exploration.
+  search_key, _ = jax.random.split(key)  # PUCT's split: the same key searches either way.
+  out = mctx.gumbel_muzero_policy(
+      variables, search_key, root, recurrent_fn,
+      num_simulations=config.simulations,
+      invalid_actions=invalid_actions,
+      max_num_considered_actions=config.max_num_considered_actions,
+      gumbel_scale=config.gumbel_scale)
+  return out.action, out
+
+
+def puct(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.RootFnOutput,
+         recurrent_fn: mctx.RecurrentFn, invalid_actions: jax.Array,
+         step_count: jax.Array) -> tuple[jax.Array, mctx.PolicyOutput]:
+  """AlphaZero's PUCT with root Dirichlet noise; plays by visit counts with a temperature for
+  the first `temperature_moves` actions of a game (`visit_temperature_action`)."""
+  search_key, temperature_key = jax.random.split(key)
+  out = mctx.muzero_policy(
+      variables, search_key, root, recurrent_fn,
+      num_simulations=config.simulations,
+      invalid_actions=invalid_actions,
+      dirichlet_fraction=config.dirichlet_fraction,
+      dirichlet_alpha=config.dirichlet_alpha,
+      pb_c_init=config.pb_c_init,
+      pb_c_base=config.pb_c_base)
+  action = visit_temperature_action(
+      temperature_key, out.action_weights, step_count,
+      temperature=config.temperature, temperature_moves=config.temperature_moves)
+  return action, out
+
+
+ALGORITHMS: dict[str, Algorithm] = {"gumbel": gumbel, "puct": puct}
 
 
 def _evaluate(eval_fn: EvalFn, variables: Any, states: Any) -> tuple[jax.Array, jax.Array]:
@@ -99,13 +167,14 @@ def make_recurrent_fn(game: Game, eval_fn: EvalFn) -> mctx.RecurrentFn:
 
 def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, states: Any,
            key: jax.Array) -> SearchOutput:
-  """Runs one search per state of the batch `states` (leading dimension `B`).
+  """Runs one search per state of the batch `states` (leading dimension `B`) with the
+  algorithm `ALGORITHMS[config.algorithm]`.
 
   States with a single legal action are not searched (their action and one-hot target are
   read off the mask); if every live state in the batch has a single legal action, the search
   is skipped altogether.
   """
-  search_key, temperature_key = jax.random.split(key)
+  algorithm = ALGORITHMS[config.algorithm]
   mask = states.legal_action_mask  # [B, A]
   logits, value = _evaluate(eval_fn, variables, states)
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
@@ -115,41 +184,29 @@ def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, st
   invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
 
   def run_search(_):
-    if config.algorithm == "gumbel":
-      out = mctx.gumbel_muzero_policy(
-          variables, search_key, root, recurrent_fn,
-          num_simulations=config.simulations,
-          invalid_actions=invalid,
-          max_num_considered_actions=config.max_num_considered_actions,
-          gumbel_scale=config.gumbel_scale)
-      action = out.action
-    else:
-      out = mctx.muzero_policy(
-          variables, search_key, root, recurrent_fn,
-          num_simulations=config.simulations,
-          invalid_actions=invalid,
-          dirichlet_fraction=config.dirichlet_fraction,
-          dirichlet_alpha=config.dirichlet_alpha,
-          pb_c_init=config.pb_c_init,
-          pb_c_base=config.pb_c_base)
-      action = visit_temperature_action(
-          temperature_key, out.action_weights, states.step_count,
-          temperature=config.temperature, temperature_moves=config.temperature_moves)
-    root_value = out.search_tree.summary().value
-    return action.astype(jnp.int32), out.action_weights.astype(jnp.float32), root_value
+    action, out = algorithm(config, variables, key, root, recurrent_fn, invalid,
+                            states.step_count)
+    summary = out.search_tree.summary()
+    return (action.astype(jnp.int32), out.action_weights.astype(jnp.float32), summary.value,
+            summary.visit_counts.astype(jnp.int32), summary.qvalues.astype(jnp.float32))
 
   def skip_search(_):
-    return jnp.argmax(mask, axis=-1).astype(jnp.int32), mask.astype(jnp.float32), value
+    zeros = jnp.zeros(mask.shape, jnp.float32)
+    return (jnp.argmax(mask, axis=-1).astype(jnp.int32), mask.astype(jnp.float32), value,
+            zeros.astype(jnp.int32), zeros)
 
   num_legal = jnp.sum(mask, axis=-1)
   forced = num_legal == 1
-  action, weights, root_value = jax.lax.cond(
+  action, weights, root_value, visits, qvalues = jax.lax.cond(
       jnp.all(forced | (num_legal == 0)), skip_search, run_search, None)
   one_hot = mask.astype(jnp.float32)
   action = jnp.where(forced, jnp.argmax(mask, axis=-1).astype(jnp.int32), action)
   weights = jnp.where(forced[:, None], one_hot, weights)
   return SearchOutput(action=action, action_weights=weights, root_value=root_value,
-                      network_value=value)
+                      network_value=value,
+                      visit_counts=jnp.where(forced[:, None], 0, visits),
+                      qvalues=jnp.where(forced[:, None], 0.0, qvalues),
+                      prior=jax.nn.softmax(logits, axis=-1))
 
 
 def visit_temperature_action(key: jax.Array, visit_probs: jax.Array, step_count: jax.Array, *,

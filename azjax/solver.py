@@ -26,21 +26,21 @@ stones, -1 the opponent's, both games' `state.board`). Which player is to move f
 stone counts (player 0 has as many stones as player 1, player 1 one fewer), so the board alone
 is the position.
 
-The agent is host-side Python, called from inside JAX through `jax.pure_callback`, so it is an
-ordinary `azjax.agents.Agent`: it plays in jitted arena matches, evaluate's opponent lists,
-the terminal and the web page like every other agent.
+The player is host-side Python, called from inside JAX through `jax.pure_callback`, so
+`make_solver_policy` is an ordinary batched policy and the "solver" agent built on it
+(`azjax.agents.make_solver`) plays in jitted arena matches, evaluate's opponent lists, the
+terminal and the web page like every other agent.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import agents
 from azjax.games import base
 
 SOLVED_GAMES = ("connect_four", "tic_tac_toe")
@@ -265,7 +265,7 @@ def solver_move(scores: np.ndarray, board: np.ndarray, seed: int, *,
 
 
 def make_solver_policy(env: base.Game, *, random_opening_moves: int = 2,
-                       randomize: bool = False) -> agents.Policy:
+                       randomize: bool = False) -> Callable[[Any, jax.Array], jax.Array]:
   """The solver as a batched policy `(states [B], key) -> [B]` int32, jittable.
 
   The moves are chosen on the host (`jax.pure_callback`), one state at a time, by
@@ -293,33 +293,9 @@ def make_solver_policy(env: base.Game, *, random_opening_moves: int = 2,
   return policy
 
 
-@agents.register("solver")
-def make_solver_agent(env: base.Game, *, random_opening_moves: int = 2,
-                      randomize: bool = False) -> agents.Agent:
-  """Perfect play for tic-tac-toe and Connect Four (see the module docstring).
-
-  Every move keeps the position's game-theoretic value. Among those it plays the best score
-  (the fastest win, the slowest loss), uniform at random among equals, except for its first
-  `random_opening_moves` moves, and all moves with `randomize=True`, where it picks uniformly
-  among every move that keeps its result, so that matches against it are not the same game
-  over and over.
-
-  Raises:
-    ValueError: for a game without a solver or a negative `random_opening_moves`.
-    SolverUnavailable: Connect Four without the bitbully package.
-  """
-  if random_opening_moves < 0:
-    raise ValueError(f"solver: random_opening_moves must be >= 0, got {random_opening_moves}")
-  policy = make_solver_policy(env, random_opening_moves=random_opening_moves,
-                              randomize=randomize)
-  name = "solver" + ("-random" if randomize else
-                     "" if random_opening_moves == 2 else f"-r{random_opening_moves}")
-  return agents.Agent(name, policy)
-
-
 __all__ = [
     "ConnectFourSolver", "INSTALL_HINT", "SOLVED_GAMES", "Solver", "SolverUnavailable",
     "TicTacToeSolver", "batch_move_scores", "batch_move_values", "choose_move", "for_game",
-    "make_solver_agent", "make_solver_policy", "move_scores", "move_values", "position_value",
+    "make_solver_policy", "move_scores", "move_values", "position_value",
     "scores_to_values", "solver_move",
 ]

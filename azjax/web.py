@@ -41,12 +41,13 @@ import webbrowser
 from pathlib import Path
 from typing import Any, TextIO
 
-from azjax import games, play, render
+from azjax import agents, games, play, render
 
 STATIC_DIR = Path(__file__).resolve().parent / "webui"
 _CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                   ".css": "text/css; charset=utf-8"}
-OPPONENTS = ("az", "mcts", "alphabeta", "azab", "random", "solver", "human")
+# The kinds of player the page offers: play's (`azjax.agents.KINDS`, in its order).
+OPPONENTS = play.opponents()
 MAX_BODY_BYTES = 64 * 1024  # The API's bodies are a few short fields.
 REQUEST_TIMEOUT = 20.0  # Seconds a connection may stay silent (idle, or in the middle of a body).
 # The most simulations an engine of the page may search: the top rung of the rollout-MCTS
@@ -243,6 +244,7 @@ class App:
           "value_text": play.value_text(env, a, player),
           "method": a.method, "seconds": round(a.seconds, 3),
           "top": [dataclasses.asdict(t) for t in a.top],
+          "share_label": "visits" if a.share_label == "visit share" else a.share_label,
           "text": play.describe(env, a, player),
           "current": last == len(session.analyses) - 1,
       }
@@ -278,7 +280,8 @@ class App:
         "settings": {"game": env.name, "opponent": self.settings.opponent or "",
                      "color": self.settings.color, "sims": self.settings.sims},
         # "" is the default opponent: the trained agent if results/ has one, else mcts.
-        "options": {"games": list(games.GAMES), "opponents": [""] + list(OPPONENTS)},
+        "options": {"games": list(games.GAMES), "opponents": [""] + list(OPPONENTS),
+                    "descriptions": {k: agents.KINDS[k].help_line() for k in OPPONENTS}},
     }
 
   # -- HTTP --------------------------------------------------------------------------------------
@@ -321,11 +324,11 @@ class App:
 
 def check_simulations(settings: Settings) -> None:
   """Raises ValueError unless the simulations the settings ask for (`sims`, or the opponent's
-  own "mcts:N" / "az:N") are in 1..`MAX_SIMULATIONS`."""
+  own, "mcts:N" or "az:N") are in 1..`MAX_SIMULATIONS`."""
   asked = [("simulations", settings.sims)]
   if settings.opponent:
-    spec = play.EngineSpec.parse(settings.opponent)
-    if spec.kind in ("az", "mcts"):
+    spec = play.parse_spec(settings.opponent)
+    if spec.info.number == "simulations":
       asked.append((f"opponent {settings.opponent}", spec.strength))
   for what, sims in asked:
     if sims is not None and not 1 <= sims <= MAX_SIMULATIONS:

@@ -50,7 +50,8 @@ would repeat the same two games.
     python -m experiments.evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
 a round robin: each item is a run directory (loaded with `--simulations`, `--raw-policy` or
-`--alphabeta`) or an opponent spec (random, mcts:<simulations>, alphabeta:<depth>);
+`--alphabeta`) or an opponent spec (random, mcts:<simulations>, alphabeta:<depth>, solver; see
+`--help`);
 `--checkpoint`, if given, joins the pool first. Every pair plays `--games` games; the Elo fit
 (anchored at "random" if present, else the first agent), its intervals and the pairwise score
 matrix are printed and appended to the `eval.md` of the first run directory (`--game` names
@@ -88,34 +89,27 @@ class OpenSpielMCTS:
     return f"{self.label} ({name})" if self.label else name
 
 
+# The kinds an opponent may be (`azjax.agents.KINDS`): the baselines, played by azjax or by
+# OpenSpiel; a network plays as --checkpoint or as a --pool run directory.
+OPPONENT_KINDS = tuple(k for k in agents.kinds("jax", "openspiel") if not agents.KINDS[k].network)
+
+
 def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
-  """"random", "mcts:<simulations>", "alphabeta:<depth>" or "openspiel-mcts:<simulations>"
-  -> an agent (or the OpenSpiel opponent)."""
-  name, _, arg = spec.partition(":")
-  if name == "random" and not arg:
-    return agents.make("random", env)
-  if name == "solver":
-    try:
-      opening = int(arg or 2)
-    except ValueError:
-      raise ValueError(f"opponent {spec!r}: expected solver or solver:<random opening moves>"
-                       ) from None
-    return agents.make("solver", env, random_opening_moves=opening)
-  if name == "openspiel-mcts":
-    try:
-      return OpenSpielMCTS(int(arg or 1000))
-    except ValueError:
-      raise ValueError(f"opponent {spec!r}: expected openspiel-mcts:<integer>") from None
-  if name in ("mcts", "alphabeta"):
-    try:
-      number = int(arg or (1000 if name == "mcts" else 2))
-    except ValueError:
-      raise ValueError(f"opponent {spec!r}: expected {name}:<integer>") from None
-    if name == "mcts":
-      return agents.make("mcts", env, simulations=number)
-    return agents.make("alphabeta", env, depth=number)
-  raise ValueError(f"unknown opponent {spec!r}; use random, mcts:<simulations>, "
-                   "alphabeta:<depth>, solver or openspiel-mcts:<simulations>")
+  """The opponent of a player spec (`azjax.agents.parse_spec`: "random", "mcts:200",
+  "alphabeta:2", "solver", ...): an azjax agent, or for "openspiel-mcts:<simulations>"
+  OpenSpiel's bot, played on the host (see `play`).
+
+  Raises:
+    ValueError: for a bad spec, or a kind that cannot be an opponent here (the message lists
+      those that can).
+  """
+  parsed = agents.parse_spec(spec)
+  if parsed.kind not in OPPONENT_KINDS:
+    raise ValueError(f"opponent {spec!r} ({parsed.info.summary}) cannot be an opponent here; "
+                     f"use one of: {', '.join(OPPONENT_KINDS)}")
+  if parsed.info.plays == "openspiel":
+    return OpenSpielMCTS(parsed.number())
+  return agents.build(parsed, env)
 
 
 def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | OpenSpielMCTS,
@@ -147,13 +141,16 @@ def load_agent(args: argparse.Namespace, run_dir: str) -> tuple:
 
 
 def build_parser() -> argparse.ArgumentParser:
-  parser = argparse.ArgumentParser(prog="python -m experiments.evaluate",
-                                   description=__doc__.split("\n")[0])
+  parser = argparse.ArgumentParser(
+      prog="python -m experiments.evaluate", description=__doc__.split("\n")[0],
+      epilog="opponents (--opponents, --pool; SPEC = KIND[:N][:KEY=VALUE]...):\n"
+      + agents.describe_kinds(OPPONENT_KINDS),
+      formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--checkpoint", default=None,
                       help="a run directory (required unless --pool is given)")
   parser.add_argument("--opponents", default="random,mcts:200",
-                      help="comma-separated: random, mcts:<simulations>, alphabeta:<depth>, "
-                      "openspiel-mcts:<simulations> (OpenSpiel's C++ rollout MCTS)")
+                      help="comma-separated player specs, e.g. random,mcts:200,alphabeta:2,"
+                      "solver,openspiel-mcts:1000 (the kinds are listed below)")
   parser.add_argument("--games", type=int, default=200,
                       help="games per opponent, rung or pair (even)")
   parser.add_argument("--simulations", type=simulation_counts, default=32,
@@ -584,13 +581,14 @@ def score_matrix_markdown(names: list[str], scores: dict[tuple[int, int], float]
 
 
 def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
-  # Parse the specs first with a placeholder game so a typo fails before any model loads.
+  # Parse the specs first, before any model loads, so that a typo fails at once.
   for item in args.pool:
     if not Path(item).is_dir() and "/" not in item:
-      name = item.partition(":")[0]
-      if name not in ("random", "mcts", "alphabeta", "solver"):
+      try:
+        agents.parse_spec(item)
+      except ValueError as err:
         parser.exit(2, f"error: --pool item {item!r} is neither a run directory nor an opponent "
-                       "spec (random, mcts:<simulations>, alphabeta:<depth>)\n")
+                       f"spec: {err}\n")
   try:
     env, pool, run_dirs = build_pool(args)
   except (FileNotFoundError, ValueError) as err:
@@ -670,8 +668,8 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
                               "every checkpoint)")
     anchors = [parse_opponent(env, spec) for spec in args.opponents.split(",")]
     if any(isinstance(a, OpenSpielMCTS) for a in anchors):
-      raise ValueError("--progress: anchors must be azjax opponents (random, mcts:<n>, "
-                       "alphabeta:<d>)")
+      azjax_kinds = [k for k in OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]
+      raise ValueError(f"--progress: anchors must be azjax opponents ({', '.join(azjax_kinds)})")
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
 

@@ -34,14 +34,18 @@ commands:
 
 
 def build_parser() -> argparse.ArgumentParser:
-  from azjax import games
+  from azjax import agents, games, play
 
   # Each game names its own sides (`Game.side_names`).
   colours = "; ".join(f"{name} {'/'.join(games.game_class(name).side_names).lower()}"
                       for name in games.GAMES)
+  kinds = agents.KINDS
   parser = argparse.ArgumentParser(
       prog="python -m experiments.play",
-      description="Play against an agent (terminal or --web), or watch agents play (--watch).")
+      description="Play against an agent (terminal or --web), or watch agents play (--watch).",
+      epilog="players (SPEC = KIND[:N][:KEY=VALUE]...):\n"
+      + agents.describe_kinds(play.opponents()),
+      formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--game", default=None,
                       help=f"one of {', '.join(games.GAMES)} (default {games.DEFAULT_GAME})")
   parser.add_argument("--rows", type=int, default=None,
@@ -51,14 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--checkpoint", default=None, metavar="DIR",
                       help="a trained run directory (default: the one in results/ for the game)")
   parser.add_argument("--opponent", default=None, metavar="SPEC",
-                      help="az, mcts, alphabeta, azab (alpha-beta with the trained network), "
-                      "random or human, optionally with a strength: az:128, mcts:400 "
-                      "(simulations), alphabeta:3, azab:3 (depth). Default: the trained agent "
-                      "if results/ has one, else mcts")
+                      help=f"one of {', '.join(play.opponents())}, optionally with a strength: "
+                      "az:128, mcts:400 (simulations), alphabeta:3, azab:3 (depth); see the "
+                      "list below. Default: the trained agent if results/ has one, else mcts")
   parser.add_argument("--sims", type=int, default=None,
-                      help="simulations per move for az (default 64) and mcts (default 1000)")
+                      help=f"simulations per move for az (default {kinds['az'].default}) and "
+                      f"mcts (default {kinds['mcts'].default})")
   parser.add_argument("--depth", type=int, default=None,
-                      help="alphabeta depth (default 2), azab depth (default 3)")
+                      help=f"alphabeta depth (default {kinds['alphabeta'].default}), azab depth "
+                      f"(default {kinds['azab'].default})")
   parser.add_argument("--color", default="white",
                       help="your side: white (moves first) or black; also the game's own "
                       f"colours ({colours})")

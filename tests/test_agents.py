@@ -1,11 +1,10 @@
-"""Agents: legality on every game, UCB1 against hand-computed scores, UCT tree semantics,
-scripted tic-tac-toe tactics, and rollout MCTS against random."""
+"""Agents: the kinds table and the spec parser, legality on every game, scripted tic-tac-toe
+tactics, and rollout MCTS against random (UCT itself is tested in test_uct.py)."""
 
 import importlib.util
-import math
+import inspect
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -13,7 +12,6 @@ from azjax import agents, arena, games
 from azjax.games import base
 
 NUM_POSITIONS = 24
-SQRT2 = math.sqrt(2.0)
 
 
 def _available(name):
@@ -66,15 +64,97 @@ def ttt():
 
 
 def test_registry_and_errors(ttt):
-  assert {"random", "mcts"} <= set(agents.BUILDERS)
-  with pytest.raises(ValueError, match="available: .*mcts.*random"):
+  assert {"random", "mcts", "alphabeta", "solver", "policy", "az", "azab"} <= set(
+      agents.kinds("jax"))
+  with pytest.raises(ValueError, match="available: random, mcts, alphabeta"):
     agents.make("no_such_agent", ttt)
+  with pytest.raises(ValueError, match="unknown agent 'human'"):
+    agents.make("human", ttt)  # In the table, but a person, not an agent.
   with pytest.raises(ValueError, match="bad option"):
     agents.make("random", ttt, simulations=3)
   with pytest.raises(ValueError, match="simulations"):
     agents.make("mcts", ttt, simulations=0)
   agent = agents.make("mcts", ttt, simulations=7)
   assert agent.name == "mcts-7" and isinstance(agent, agents.Agent)
+
+
+# -- Specs -----------------------------------------------------------------------------------------
+
+
+def test_every_kind_parses_with_its_default():
+  for name, kind in agents.KINDS.items():
+    assert kind.summary and "\n" not in kind.summary and kind.plays in agents.PLAYS, name
+    assert (kind.builder is None) == (kind.plays != "jax"), name
+    spec = agents.parse_spec(name)
+    assert spec == agents.Spec(name) and str(spec) == name
+    assert name in agents.describe_kinds() and kind.help_line().startswith(kind.usage())
+    if kind.number is None:
+      assert spec.number() is None and spec.kwargs() == {}
+      continue
+    assert spec.number() == kind.default and spec.kwargs() == {kind.number: kind.default}
+    if kind.builder is not None:  # The default is the builder's own, written once.
+      assert inspect.signature(kind.builder).parameters[kind.number].default == kind.default
+    spec = agents.parse_spec(f"{name.upper()}:{kind.minimum + 3}")
+    assert spec == agents.Spec(name, kind.minimum + 3) and str(spec) == f"{name}:{kind.minimum + 3}"
+    assert spec.number(fallback=99) == kind.minimum + 3
+    assert agents.Spec(name).number(fallback=99) == 99
+
+
+def test_spec_grammar_and_defaults():
+  parse = agents.parse_spec
+  assert parse("mcts:400") == agents.Spec("mcts", 400)
+  assert parse("alphabeta:3").kwargs() == {"depth": 3}
+  assert parse("az").kwargs() == {"simulations": 64}
+  assert parse("az:128").kwargs() == {"simulations": 128}
+  assert parse("azab:3").kwargs() == {"depth": 3} and parse("azab").number() == 3
+  assert parse("random").kwargs() == {}
+  assert parse("mcts").number() == 1000 and parse("alphabeta").number() == 2
+  assert parse("solver").kwargs() == {"random_opening_moves": 2}
+  assert parse("solver:0").kwargs() == {"random_opening_moves": 0}  # 0 is allowed here
+  assert parse("openspiel-mcts:1000") == agents.Spec("openspiel-mcts", 1000)
+  assert parse("openspiel-mcts").info.plays == "openspiel"
+  assert parse("human").info.plays == "human"
+  assert parse(" AZ ") == agents.Spec("az")
+  spec = parse("mcts:50:c=0.5:max_depth=none")
+  assert spec.kwargs() == {"simulations": 50, "c": 0.5, "max_depth": None}
+  assert str(spec) == "mcts:50:c=0.5:max_depth=none" and parse(str(spec)) == spec
+  assert parse("az:16:algorithm=puct").kwargs() == {"simulations": 16, "algorithm": "puct"}
+  assert parse("solver:randomize=true").kwargs() == {"random_opening_moves": 2,
+                                                     "randomize": True}
+  assert parse("alphabeta:evaluation=zero").kwargs() == {"depth": 2, "evaluation": "zero"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("gnugo", "unknown player 'gnugo'; kinds: random, mcts, alphabeta, solver, policy, az, azab, "
+     "openspiel-mcts, human"),
+    ("", "unknown player ''"),
+    ("random:3", "bad player 'random:3': random takes no number"),
+    ("human:1", "human takes no number"),
+    ("mcts:0", "bad player 'mcts:0': mcts takes a whole number of simulations >= 1"),
+    ("mcts:x", "mcts takes a whole number of simulations >= 1 after the colon, e.g. mcts:1000"),
+    ("alphabeta:-1", "alphabeta takes a whole number of depth >= 1"),
+    ("solver:-1", "solver takes a whole number of random_opening_moves >= 0"),
+    ("mcts:4:5", "mcts takes a whole number"),
+    ("mcts:4:foo=1", "bad player 'mcts:4:foo=1': mcts has no option 'foo'; options: c, max_depth"),
+    ("random:x=1", "random has no option 'x'; options: none"),
+])
+def test_bad_specs_name_the_spec_and_list_the_choices(text, message):
+  with pytest.raises(ValueError) as err:
+    agents.parse_spec(text)
+  assert message in str(err.value)
+
+
+def test_build_from_a_spec(ttt):
+  assert agents.build("mcts:7", ttt).name == "mcts-7"
+  assert agents.build(agents.parse_spec("alphabeta"), ttt).name == "alphabeta-d2"
+  assert agents.build("mcts", ttt, fallback=5).name == "mcts-5"  # No strength: the fallback.
+  assert agents.build("solver:0", ttt).name == "solver-r0"
+  with pytest.raises(ValueError, match="openspiel-mcts:10 is not an azjax agent"):
+    agents.build("openspiel-mcts:10", ttt)
+  with pytest.raises(ValueError, match="az:8 needs a trained network"):
+    agents.build("az:8", ttt)
+  with pytest.raises(ValueError, match="search algorithm: unknown 'nope'"):
+    agents.build("az:algorithm=nope", ttt, model=None, variables=None)
 
 
 # -- Legality on every game ------------------------------------------------------------------------
@@ -100,155 +180,6 @@ def test_actions_are_legal(game_and_positions, agent_name, kwargs):
   live = ~np.asarray(states.terminated)
   assert np.all((0 <= actions) & (actions < env.num_actions))
   assert np.all(mask[np.arange(NUM_POSITIONS), actions][live])
-
-
-# -- UCB1 ------------------------------------------------------------------------------------------
-
-
-def test_ucb1_scores_hand_computed():
-  # A node visited N = 8 times (1 own playout + 7 through children), four actions:
-  #   a0: 6 visits, value sum 4   -> Q = 2/3, (Q + 1) / 2 = 5/6
-  #   a1: 1 visit,  value sum -1  -> Q = -1,  (Q + 1) / 2 = 0
-  #   a2: illegal (its counts must be ignored)
-  #   a3: legal, unvisited        -> +inf
-  # ln 8 = 2.0794415; sqrt(ln 8 / 6) = 0.5887050; sqrt(ln 8 / 1) = 1.4420278.
-  visits = jnp.array([6, 1, 0, 0])
-  value_sum = jnp.array([4.0, -1.0, 0.0, 0.0])
-  legal = jnp.array([True, True, False, True])
-  scores = np.asarray(agents.ucb1_scores(visits, value_sum, 8, legal, c=SQRT2))
-  np.testing.assert_allclose(scores[:2], [5 / 6 + 1.4142136 * 0.5887050, 0 + 1.4142136 * 1.4420278],
-                             rtol=1e-6)
-  assert scores[2] == -np.inf and scores[3] == np.inf
-
-  # With every legal child visited, exploration decides: at c = sqrt(2) the rarely visited a1
-  # wins (2.0393 > 1.6659); at c = 0.5 the better a0 does (1.1277 > 0.7210).
-  legal = jnp.array([True, True, False, False])
-  pick = lambda c: int(agents.argmax_random_tie(  # noqa: E731
-      jax.random.key(0), agents.ucb1_scores(visits, value_sum, 8, legal, c=c)))
-  assert pick(SQRT2) == 1
-  assert pick(0.5) == 0
-  np.testing.assert_allclose(
-      np.asarray(agents.ucb1_scores(visits, value_sum, 8, legal, c=0.5))[:2],
-      [0.8333333 + 0.5 * 0.5887050, 0.5 * 1.4420278], rtol=1e-6)
-
-
-def test_ucb1_tries_unvisited_children_in_random_order():
-  visits = jnp.array([5, 0, 0, 0, 3])
-  value_sum = jnp.array([5.0, 0.0, 0.0, 0.0, 3.0])
-  legal = jnp.array([True, True, False, True, True])  # a2 is unvisited but illegal.
-  scores = agents.ucb1_scores(visits, value_sum, 9, legal)
-  picks = jax.jit(jax.vmap(lambda k: agents.argmax_random_tie(k, scores)))(
-      jax.random.split(jax.random.key(0), 200))
-  counts = np.bincount(np.asarray(picks), minlength=5)
-  assert counts[0] == counts[2] == counts[4] == 0
-  assert counts[1] > 60 and counts[3] > 60  # Uniform between the two unvisited legal children.
-
-
-# -- UCT tree semantics ----------------------------------------------------------------------------
-
-
-def check_tree(tree, root_live=True):
-  """Checks the `UCTTree` invariants of one unbatched tree (numpy)."""
-  children = np.asarray(tree.children)
-  visits = np.asarray(tree.visits)
-  value_sum = np.asarray(tree.value_sum)
-  mover = np.asarray(tree.mover)
-  player = np.asarray(tree.states.current_player)
-  terminated = np.asarray(tree.states.terminated)
-  rewards = np.asarray(tree.states.rewards)
-  legal = np.asarray(tree.states.legal_action_mask)
-  num_nodes = int(tree.num_nodes)
-  simulations = visits.shape[0] - 1
-  assert visits[0] == simulations  # Every simulation passes through the root.
-  # Every node but the root has exactly one parent, and only legal actions are expanded.
-  used = children[:num_nodes][children[:num_nodes] >= 0]
-  assert sorted(used.tolist()) == list(range(1, num_nodes))
-  assert np.all(children[num_nodes:] == -1)
-  assert np.all(legal[:num_nodes][children[:num_nodes] >= 0])
-  multi_moves = 0
-  for node in range(num_nodes):
-    kids = children[node][children[node] >= 0]
-    assert np.all(mover[kids] == player[node])  # A child's mover is its parent's player.
-    if terminated[node]:
-      assert kids.size == 0
-      if node > 0:  # Scored by its real reward, every time it was reached.
-        assert value_sum[node] == visits[node] * rewards[node][mover[node]]
-      continue
-    if node == 0:
-      assert visits[0] == (visits[kids].sum() if root_live else visits[0])
-      continue
-    # An interior node: one own playout, plus everything backed up through its children.
-    assert visits[node] == 1 + visits[kids].sum()
-    same = mover[kids] == mover[node]
-    multi_moves += int(same.sum())
-    own_playout = value_sum[node] - np.sum(np.where(same, value_sum[kids], -value_sum[kids]))
-    assert own_playout in (-1.0, 0.0, 1.0)
-  return multi_moves
-
-
-@pytest.fixture(scope="module")
-def ttt_search(ttt):
-  return jax.jit(jax.vmap(lambda s, k: agents.uct_search(ttt, s, k, simulations=64)))
-
-
-def test_uct_tree_invariants_tic_tac_toe(ttt, ttt_search):
-  states = base.stack_states([ttt.init(jax.random.key(0))] * 2 + [
-      tic_tac_toe_position(ttt, ["b2", "a1", "c3"]),
-      tic_tac_toe_position(ttt, ["a1", "a2", "b1", "b2"])])
-  trees = ttt_search(states, jax.random.split(jax.random.key(3), 4))
-  for b in range(4):
-    check_tree(base.unstack_state(trees, b))
-  # From the empty board, 64 simulations expand all 9 root children before revisiting any.
-  root_visits = np.asarray(jax.vmap(lambda t: t.child_stats(0)[0])(trees))
-  assert np.all(root_visits[:2] >= 1) and root_visits[:2].sum() == 128
-
-
-def test_uct_unvisited_children_first(ttt):
-  # 5 simulations: every legal root child is tried before any is tried twice, each a new node.
-  positions = [
-      ["a1", "b2", "c3", "a3"],  # 5 legal moves: each visited once.
-      ["a1", "b2", "c3", "a3", "c1"],  # 4 legal moves: all visited, one twice.
-      ["a1", "b2", "c3"],  # 6 legal moves: five visited once, one not at all.
-  ]
-  states = base.stack_states([tic_tac_toe_position(ttt, moves) for moves in positions])
-  search = jax.jit(jax.vmap(lambda s, k: agents.uct_search(ttt, s, k, simulations=5)))
-  trees = search(states, jax.random.split(jax.random.key(7), len(positions)))
-  visits = np.asarray(jax.vmap(lambda t: t.child_stats(0)[0])(trees))
-  legal = np.asarray(states.legal_action_mask)
-  assert np.all(visits[~legal] == 0) and np.all(visits.sum(axis=1) == 5)
-  assert sorted(visits[0][legal[0]]) == [1, 1, 1, 1, 1]
-  assert sorted(visits[1][legal[1]]) == [1, 1, 1, 2]
-  assert sorted(visits[2][legal[2]]) == [0, 1, 1, 1, 1, 1]
-  # Position 1's fifth simulation went below a root child: 5 new nodes in every tree.
-  np.testing.assert_array_equal(np.asarray(trees.num_nodes), [6, 6, 6])
-
-
-# A checkers double jump: o c3 must take d4 (landing on e5) and then f6 (landing on g7); each
-# hop is an action and o stays to move after the first.
-CHECKERS_DOUBLE_JUMP = """
-8 . x . . . . . x
-7 . . . . . . . .
-6 . . . . . x . .
-5 . . . . . . . .
-4 . . . x . . . .
-3 . . o . . . . .
-2 . . . . . . . .
-1 o . . . . . . .
-"""
-
-
-@pytest.mark.skipif(not _available("checkers"), reason="no checkers module")
-def test_uct_tree_invariants_checkers_multi_jump():
-  """Checkers: a player moving twice in a row keeps the value's sign (discount +1)."""
-  env = games.make("checkers")
-  state = env.from_ascii(CHECKERS_DOUBLE_JUMP, to_move=0)
-  assert env.legal_moves(state) == ["c3e5"]
-  tree = jax.jit(lambda s, k: agents.uct_search(env, s, k, simulations=32))(
-      state, jax.random.key(8))
-  assert check_tree(tree) >= 1  # The second hop is an edge between two nodes of one mover.
-  # The first hop is the only root child; its child is the second hop, by the same player.
-  first = int(tree.children[0, env.move_to_action(state, "c3e5")])
-  assert int(tree.mover[first]) == 0 and int(tree.states.current_player[first]) == 0
 
 
 # -- Tactics and strength --------------------------------------------------------------------------

@@ -276,13 +276,13 @@ def test_network_alphabeta_uses_the_networks_value_and_policy():
   np.testing.assert_allclose(np.asarray(evaluation(one)), np.asarray(value[1]), rtol=1e-5)
   np.testing.assert_allclose(np.asarray(prior(one)), np.asarray(logits[1]), rtol=1e-5)
   # Depth 1, full width: the agent plays the child whose value is best for the mover.
-  agent = alphabeta.make_network_alphabeta(env, model=model, variables=variables, depth=1,
+  agent = agents.make_network_alphabeta(env, model=model, variables=variables, depth=1,
                                            width=None)
   values = np.asarray(alphabeta.search_values(env, states, depth=1, evaluation=evaluation))
   actions = np.asarray(agent.act(states, jax.random.key(11)))
   np.testing.assert_array_equal(values[np.arange(BATCH), actions], values.max(axis=1))
   # Selective: legal moves on random positions, and named after its depth and width.
-  agent = alphabeta.make_network_alphabeta(env, model=model, variables=variables, depth=3,
+  agent = agents.make_network_alphabeta(env, model=model, variables=variables, depth=3,
                                            width=2)
   assert agent.name == "alphabeta-d3w2"
   actions = np.asarray(agent.act(states, jax.random.key(12)))
@@ -298,3 +298,19 @@ def test_bad_selective_options():
   with pytest.raises(ValueError, match="depth must be in 1..12 with 2 actions"):
     agents.make("alphabeta", env, depth=13, width=2, prior=_index_prior)
   agents.make("alphabeta", env, depth=12, width=2, prior=_index_prior)
+
+
+def test_root_search_is_what_the_agent_plays():
+  """The play engine's `root_search` gives the agent's values and, with one best move, its move."""
+  env = _env("tic_tac_toe")
+  state = env.init(jax.random.key(0))
+  for move in ("a1", "a2", "b1", "b2"):  # X to move; c1 wins at once.
+    state = env.step(state, env.move_to_action(state, move))
+  action, values = jax.jit(functools.partial(alphabeta.root_search, env, depth=2))(
+      state, jax.random.key(1))
+  states = base.stack_states([state] * BATCH)
+  np.testing.assert_array_equal(values, alphabeta.search_values(env, states, depth=2)[0])
+  c1 = env.move_to_action(state, "c1")
+  assert int(action) == c1
+  np.testing.assert_array_equal(_agent("tic_tac_toe", 2).act(states, jax.random.key(2)), c1)
+  assert float(values[c1]) == alphabeta.WIN_SCORE - 1

@@ -99,7 +99,13 @@ def test_pool_writes_elo_table(run_dir, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--games", "3"], "--games must be positive and even, got 3"),
     (["--pool", "random", "bogus:3"], "'bogus:3' is neither a run directory nor an opponent"),
-    (["--pool", "random", "mcts:x", "--game", "tic_tac_toe"], "expected mcts:<integer>"),
+    (["--pool", "random", "mcts:x", "--game", "tic_tac_toe"],
+     "'mcts:x' is neither a run directory nor an opponent spec: bad player 'mcts:x': mcts takes "
+     "a whole number of simulations"),
+    (["--pool", "random", "az", "--game", "tic_tac_toe"], "'az' (the trained network with "
+     "search"),
+    (["--pool", "random", "openspiel-mcts:8", "--game", "tic_tac_toe"],
+     "OpenSpiel opponents play only in the default mode"),
     (["--pool", "random", "mcts:4"], "needs --game"),
     (["--pool", "random", "no/such/dir"], "no such run directory"),
     (["--pool", "random", "--game", "tic_tac_toe"], "at least two agents"),
@@ -181,3 +187,25 @@ def test_network_alphabeta_against_opponents(run_dir, capsys):
   err = _error(capsys, ["--checkpoint", str(run_dir), "--opponents", "random", "--games", "2",
                         "--alphabeta", "12"])
   assert "depth must be in 1..8 with 8 actions searched a node" in err
+
+
+def test_opponent_specs():
+  """`--opponents` and `--pool` read the agents' spec grammar; OpenSpiel's bot is dispatched on
+  its kind; a network kind, or a person, cannot be an opponent; the help lists the kinds."""
+  from azjax import agents, games
+
+  env = games.make("tic_tac_toe")
+  assert evaluate.parse_opponent(env, "mcts:100").name == "mcts-100"
+  assert evaluate.parse_opponent(env, "alphabeta:2").name == "alphabeta-d2"
+  assert evaluate.parse_opponent(env, "random").name == "random"
+  assert evaluate.parse_opponent(env, "solver").name == "solver"
+  assert evaluate.parse_opponent(env, "openspiel-mcts") == evaluate.OpenSpielMCTS(1000)
+  assert evaluate.parse_opponent(env, "openspiel-mcts:64") == evaluate.OpenSpielMCTS(64)
+  for spec in ("human", "az:8", "policy"):
+    with pytest.raises(ValueError, match="cannot be an opponent here; use one of: random, mcts"):
+      evaluate.parse_opponent(env, spec)
+  with pytest.raises(ValueError, match="unknown player 'bogus'; kinds: random"):
+    evaluate.parse_opponent(env, "bogus")
+  text = evaluate.build_parser().format_help()
+  for kind in evaluate.OPPONENT_KINDS:
+    assert agents.KINDS[kind].help_line() in text

@@ -11,10 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
-from azjax import games, play
+from azjax import agents, games, play, search
 from experiments import play as play_cli
 from positions import CHECKERS_CHOICE
 
@@ -61,12 +62,17 @@ def test_rules_and_colours():
 
 
 def test_engine_specs():
-  assert play.EngineSpec.parse("mcts:400") == play.EngineSpec("mcts", 400)
-  assert play.EngineSpec.parse("AZ") == play.EngineSpec("az")
-  assert play.EngineSpec.parse("azab:3") == play.EngineSpec("azab", 3)
+  assert play.parse_spec("mcts:400") == agents.Spec("mcts", 400)
+  assert play.parse_spec("AZ") == agents.Spec("az")
+  assert play.parse_spec("azab:3") == agents.Spec("azab", 3)
   for bad in ("gnugo", "random:3", "mcts:0", "mcts:x"):
-    with pytest.raises(ValueError):
-      play.EngineSpec.parse(bad)
+    with pytest.raises(ValueError, match="player"):
+      play.parse_spec(bad)
+  # Every kind of the table has an engine here, except OpenSpiel's bots (evaluate only).
+  assert set(play.opponents()) == set(agents.KINDS) - {"openspiel-mcts"}
+  assert set(play.ENGINES) == set(agents.kinds("jax"))
+  with pytest.raises(ValueError, match="'openspiel-mcts:5'.*evaluate only.*use one of: random"):
+    play.parse_spec("openspiel-mcts:5")
 
 
 # -- Sessions --------------------------------------------------------------------------------------
@@ -175,11 +181,12 @@ def test_undo_takes_back_the_reply_too(bt5, factory):
 TTT_WIN_IN_ONE = "a1 a2 b1 b2"  # X to move; c1 wins
 
 
-@pytest.mark.parametrize("spec", ["az:16", "mcts:200", "alphabeta:2", "azab:2", "random"])
+@pytest.mark.parametrize("spec", ["az:16", "az:16:algorithm=puct", "mcts:200", "alphabeta:2",
+                                  "azab:2", "policy", "random"])
 def test_engines_explain_their_moves(spec, factory):
   env = games.make("tic_tac_toe")
   run_dir = REPO / "results" / "tic_tac_toe"
-  if spec.startswith("az") and not (run_dir / "model").is_dir():
+  if agents.parse_spec(spec).info.network and not (run_dir / "model").is_dir():
     pytest.skip("results/tic_tac_toe holds no trained model")
   engine = factory.make(env, spec, run_dir)
   session = play.Session(env, (None, None))
@@ -191,6 +198,10 @@ def test_engines_explain_their_moves(spec, factory):
   if spec == "random":
     assert analysis.value is None and text == "no evaluation (random play)"
     return
+  if spec == "policy":  # No search: the network's most probable move, its probabilities shown.
+    assert analysis.top[0].move == analysis.move and "top moves (policy): " in text
+    assert sum(t.share for t in analysis.top) == pytest.approx(1.0, abs=1e-3)
+    return
   assert analysis.move == "c1", text  # every searching engine finds the win in one
   assert analysis.top[0].move == "c1"
   if spec.startswith(("alphabeta", "azab")):
@@ -200,6 +211,37 @@ def test_engines_explain_their_moves(spec, factory):
     shares = [t.share for t in analysis.top]
     assert all(0 <= s <= 1 for s in shares) and 0.99 <= sum(shares) <= 1.0 + 1e-6
     assert "value for X +" in text and "top moves (visit share): c1" in text
+
+
+def test_analysis_numbers_come_from_the_search(factory):
+  """The az engine's shares and Q-values are `search.search`'s root statistics: with PUCT the
+  visit shares are the search's action weights, and they sum to 1 over the legal moves."""
+  env = games.make("tic_tac_toe")
+  run_dir = REPO / "results" / "tic_tac_toe"
+  if not (run_dir / "model").is_dir():
+    pytest.skip("results/tic_tac_toe holds no trained model")
+  engine = factory.make(env, "az:32:algorithm=puct", run_dir)
+  session = play.Session(env, (None, None))
+  session.play("b2")  # O to move: eight legal moves.
+  state, key = session.state, jax.random.key(11)
+  analysis = engine.analyse(state, key)
+  network = play._load_network(run_dir)
+  search_config = agents.evaluation_search_config(
+      32, "puct", max_num_considered_actions=network.config.max_num_considered_actions,
+      pb_c_init=network.config.pb_c_init)
+  out = search.search(env, agents.network_eval_fn(network.model), search_config,
+                      network.variables,
+                      jax.tree.map(lambda x: x[None], state), key)
+  weights = {env.action_to_move(state, a): float(out.action_weights[0, a])
+             for a in env.legal_actions(state)}
+  q = {env.action_to_move(state, a): float(out.qvalues[0, a]) for a in env.legal_actions(state)}
+  assert len(analysis.top) == len(weights) == 8
+  assert sum(t.share for t in analysis.top) == pytest.approx(1.0)
+  for stat in analysis.top:
+    assert stat.share == pytest.approx(weights[stat.move], abs=1e-6)
+    if stat.value is not None:
+      assert stat.value == pytest.approx(q[stat.move], abs=1e-6)
+  assert analysis.action == int(out.action[0])
 
 
 # -- Choosing the board and the opponent -----------------------------------------------------------
@@ -235,16 +277,16 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   run = _fake_run(tmp_path, "breakthrough_cpu", evaluated=True)
   monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])
   setup = play.resolve_setup("breakthrough")
-  assert setup.players == (play.EngineSpec("human"), play.EngineSpec("az"))
+  assert setup.players == (agents.Spec("human"), agents.Spec("az"))
   assert setup.run_dir == run and (setup.env.rows, setup.env.cols) == (6, 6)
   assert any("board 6x6: the trained agent's board" in n for n in setup.notes)
   full = play.resolve_setup("breakthrough", rows=8, cols=8)
   assert (full.env.rows, full.env.cols) == (8, 8) and full.players[1].kind == "mcts"
   assert any("no trained agent for breakthrough 8x8" in n for n in full.notes)
   black = play.resolve_setup("breakthrough", color="black", opponent="alphabeta:1")
-  assert black.players == (play.EngineSpec("alphabeta", 1), play.EngineSpec("human"))
+  assert black.players == (agents.Spec("alphabeta", 1), agents.Spec("human"))
   watch = play.resolve_setup("breakthrough", watch=True, players=(None, "mcts:50"))
-  assert watch.players == (play.EngineSpec("az"), play.EngineSpec("mcts", 50))
+  assert watch.players == (agents.Spec("az"), agents.Spec("mcts", 50))
   with pytest.raises(ValueError, match="holds a breakthrough agent, not checkers"):
     play.resolve_setup("checkers", checkpoint=str(run))
   with pytest.raises(ValueError, match="plays on 6x6"):
@@ -254,7 +296,7 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   with pytest.raises(ValueError, match="no trained agent for breakthrough 7x7"):
     play.resolve_setup("breakthrough", rows=7, cols=7, opponent="azab:2")
   azab = play.resolve_setup("breakthrough", opponent="azab")  # finds the trained agent
-  assert azab.players[1] == play.EngineSpec("azab") and azab.run_dir == run
+  assert azab.players[1] == agents.Spec("azab") and azab.run_dir == run
 
 
 def test_the_repository_results_give_a_default_opponent(monkeypatch):
@@ -365,7 +407,7 @@ def test_watch_mode(tmp_path):
 def test_bad_command_lines_exit_with_a_message(capsys, monkeypatch, tmp_path):
   monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])  # no trained agent anywhere
   assert play_cli.main(["--opponent", "gnugo"], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
-  assert "unknown opponent 'gnugo'" in capsys.readouterr().err
+  assert "unknown player 'gnugo'; kinds: random, mcts" in capsys.readouterr().err
   assert play_cli.main(["--game", "checkers", "--opponent", "az"], stdin=io.StringIO(""),
                        stdout=io.StringIO()) == 2
   assert "no trained agent for checkers" in capsys.readouterr().err

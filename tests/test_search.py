@@ -136,3 +136,29 @@ def test_bad_search_config():
     search.SearchConfig(algorithm="alphabeta").validate()
   with pytest.raises(ValueError, match="simulations"):
     search.SearchConfig(simulations=0).validate()
+
+
+@pytest.mark.parametrize("algorithm", sorted(search.ALGORITHMS))
+def test_root_statistics(algorithm):
+  """Visit counts, Q-values and the prior are the root's; zero where nothing was searched."""
+  live = ttt_position(["a1", "a2", "b1", "b2"])  # X to move, c1 wins
+  forced = ttt_position(["a1", "b1", "c1", "a2", "b2", "c2", "b3", "a3"])  # c3 only
+  config = search.SearchConfig(algorithm=algorithm, simulations=32, gumbel_scale=0.0,
+                               dirichlet_fraction=0.0)
+  out = _run_search(config, base.stack_states([live, forced]), jax.random.key(4))
+  visits, q = np.asarray(out.visit_counts), np.asarray(out.qvalues)
+  legal = np.asarray(live.legal_action_mask)
+  assert visits.dtype == np.int32 and visits[0].sum() == 32 and np.all(visits[0][~legal] == 0)
+  assert np.all(visits[1] == 0) and np.all(q[1] == 0.0)  # The forced move was not searched.
+  c1 = TTT.move_to_action(live, "c1")
+  assert q[0, c1] == 1.0 and visits[0].argmax() == c1  # The win, from X's side.
+  np.testing.assert_allclose(q[0][visits[0] == 0], 0.0)
+  np.testing.assert_allclose(out.prior[0], legal / legal.sum(), rtol=1e-6)  # Uniform network.
+  if algorithm == "puct":  # PUCT's policy target is the visit distribution itself.
+    np.testing.assert_allclose(out.action_weights[0], visits[0] / visits[0].sum(), rtol=1e-6)
+
+
+def test_algorithms_are_a_registry():
+  assert set(search.ALGORITHMS) == {"gumbel", "puct"}
+  with pytest.raises(ValueError, match=r"use one of \('gumbel', 'puct'\)"):
+    search.SearchConfig(algorithm="uct").validate()

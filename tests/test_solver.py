@@ -275,5 +275,5 @@ def test_play_engine_and_web_list():
   assert all(stat.value == 0.0 for stat in analysis.top)
   with pytest.raises(ValueError, match="no solver for 'checkers'"):
     play.resolve_setup("checkers", opponent="solver").session(play.EngineFactory())
-  with pytest.raises(ValueError, match="bad opponent"):
-    play.EngineSpec.parse("solver:3")
+  with pytest.raises(ValueError, match="bad player"):
+    play.parse_spec("solver:x")

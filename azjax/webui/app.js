@@ -22,12 +22,13 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function fillSelect(select, values, chosen) {
+function fillSelect(select, values, chosen, titles) {
   if (!values.includes(chosen)) values = values.concat([chosen]); // e.g. "mcts:400" from the CLI
   select.replaceChildren(...values.map((v) => {
     const option = document.createElement("option");
     option.value = v;
     option.textContent = v === "" ? "default (trained agent, else mcts)" : v.replace(/_/g, " ");
+    if (titles && titles[v]) option.title = titles[v]; // The kind's one line, on hover.
     option.selected = v === chosen;
     return option;
   }));
@@ -35,7 +36,7 @@ function fillSelect(select, values, chosen) {
 
 function showSettings(s) {
   fillSelect($("game"), s.options.games, s.settings.game);
-  fillSelect($("opponent"), s.options.opponents, s.settings.opponent);
+  fillSelect($("opponent"), s.options.opponents, s.settings.opponent, s.options.descriptions);
   $("color").value = s.settings.color;
   $("sims").value = s.settings.sims || "";
 }
@@ -62,7 +63,7 @@ function showAnalysis(s) {
     body.replaceChildren();
     return;
   }
-  const headers = ["move", a.top.length && a.top[0].share !== null ? "visits" : "",
+  const headers = ["move", a.top.length && a.top[0].share !== null ? a.share_label : "",
     a.value_kind === "score" ? "score" : "value"];
   $("top").querySelectorAll("th").forEach((th, i) => { th.textContent = headers[i]; });
   $("eval-text").textContent = `${a.player} played ${a.move}` +

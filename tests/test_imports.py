@@ -1,0 +1,129 @@
+"""azjax's import graph, read from the source (ast), has no cycle.
+
+A cycle between modules works only as long as they happen to be imported in a lucky order (the
+first one's names are missing while the second runs), so the layering is checked here instead
+of found by a user: the contracts and algorithms (`azjax.search`, `azjax.uct`,
+`azjax.alphabeta`, `azjax.solver`) below `azjax.agents`, which names them, below the arena,
+play and the entry points.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "azjax"
+
+
+def _module_name(path: Path) -> str:
+  parts = path.relative_to(ROOT).with_suffix("").parts
+  return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _statements(body, *, functions: bool):
+  """The statements of `body` run on import (class bodies, if/try blocks; not `if
+  TYPE_CHECKING`), and with `functions` also those inside functions."""
+  for node in body:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      if functions:
+        yield from _statements(node.body, functions=functions)
+      continue
+    if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+      continue
+    yield node
+    for field in ("body", "orelse", "finalbody", "handlers"):
+      inner = getattr(node, field, None)
+      if isinstance(inner, list):
+        yield from _statements(inner, functions=functions)
+
+
+def _target(name: str) -> str | None:
+  """The azjax module `name` denotes: itself, or its longest module prefix (a name in it)."""
+  while name and name not in MODULES:
+    name = name.rpartition(".")[0]
+  return name or None
+
+
+def imports(module: str, *, functions: bool = False) -> set[str]:
+  """The azjax modules `module` imports (at import time; with `functions`, anywhere)."""
+  path = MODULES[module]
+  package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+  found = set()
+  for node in _statements(ast.parse(path.read_text()).body, functions=functions):
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+      base = node.module or ""
+      if node.level:
+        up = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+        base = ".".join(up + ([node.module] if node.module else []))
+      # `from azjax import agents` imports the module azjax.agents; `from azjax.agents import
+      # Agent` the module azjax.agents.
+      names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+               for alias in node.names]
+    else:
+      continue
+    found |= {t for t in map(_target, names) if t is not None and t != module}
+  found.discard("azjax")  # The root package holds only a version string.
+  return found
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+  """A cycle of `graph` as a path `[a, b, ..., a]`, or None (iterative depth-first search)."""
+  state: dict[str, int] = {}  # 1: on the current path, 2: done
+  for start in sorted(graph):
+    if state.get(start):
+      continue
+    path, stack = [start], [iter(sorted(graph[start]))]
+    state[start] = 1
+    while stack:
+      child = next(stack[-1], None)
+      if child is None:
+        state[path.pop()] = 2
+        stack.pop()
+      elif state.get(child) == 1:
+        return path[path.index(child):] + [child]
+      elif not state.get(child):
+        state[child] = 1
+        path.append(child)
+        stack.append(iter(sorted(graph.get(child, ()))))
+  return None
+
+
+def test_find_cycle_finds_cycles():
+  assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+  assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+  assert find_cycle({"a": {"a"}}) == ["a", "a"]
+
+
+def test_the_graph_is_read_right():
+  assert "azjax.agents" in MODULES and "azjax.games" in MODULES
+  assert {"azjax.search", "azjax.uct", "azjax.alphabeta", "azjax.solver"} <= imports("azjax.agents")
+  assert "azjax.games.base" in imports("azjax.uct")
+  assert "azjax.nets" in imports("azjax.search")  # `from azjax.nets import mask_logits`
+
+
+def test_no_import_cycles():
+  graph = {module: imports(module) for module in MODULES}
+  cycle = find_cycle(graph)
+  assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_algorithms_know_nothing_of_agents():
+  for module in ("azjax.search", "azjax.uct", "azjax.alphabeta", "azjax.solver"):
+    assert "azjax.agents" not in imports(module, functions=True), module
+
+
+def test_every_module_imports_alone():
+  """Each module of the layers this file protects imports first in a fresh interpreter."""
+  modules = ["azjax.alphabeta", "azjax.uct", "azjax.solver", "azjax.search", "azjax.agents",
+             "azjax.arena", "azjax.play", "azjax.web"]
+  code = "import importlib, sys\nfor m in sys.argv[1:]:\n  importlib.import_module(m)\n"
+  for module in modules:
+    result = subprocess.run([sys.executable, "-c", code, module], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{module}: {result.stderr[-2000:]}"

@@ -207,11 +207,14 @@ def plot_run(run_dir: Path) -> list[Path]:
   out = []
   x = np.array([r["positions"] for r in rows], dtype=float)
   fig, ax = plt.subplots(figsize=(6, 4))
+  # Markers keep a short run's few points visible (a line needs two finite points).
+  marker = "o" if len(rows) <= 50 else None
   for key in ("policy_loss", "value_loss"):
     y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
-    ax.plot(x, y, label=key)
-  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses",
-                     run_dir / "losses.png"))
+    ax.plot(x, y, marker=marker, markersize=3, label=key)
+  minutes = float(rows[-1].get("seconds", 0.0)) / 60
+  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses "
+                     f"({minutes:.1f} min of training)", run_dir / "losses.png"))
 
   evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
   if evals:
@@ -306,7 +309,9 @@ def _postfix(rows: list[dict], runs: int, minutes_left: float | None) -> dict[st
   if minutes_left is not None:
     postfix["min left"] = f"{minutes_left:.1f}"
   for key, label in (("policy_loss", "pi"), ("value_loss", "v")):
-    postfix[label] = f"{np.mean([r[key] for r in rows]):.3f}"
+    # No loss yet while the buffer fills to min_buffer (the row holds NaN): "-", not "nan".
+    mean = np.mean([r[key] for r in rows])
+    postfix[label] = f"{mean:.3f}" if np.isfinite(mean) else "-"
   scores = sorted({k for r in rows for k in r if k.startswith("eval/") and k.endswith("/score")})
   postfix.update({k.split("/")[1]: f"{np.mean([r[k] for r in rows if k in r]):.2f}"
                   for k in scores})

@@ -59,3 +59,14 @@ def test_training_core_does_not_import_the_evaluation_layer():
           "'azjax.evaluation', 'azjax.gating')))")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
   assert out.stdout.strip() == "[]"
+
+
+def test_progress_bar_shows_a_dash_before_the_first_sgd_step():
+  from azjax import loop
+  rows = [{"games": 3, "positions_per_second": 10.0, "policy_loss": float("nan"),
+           "value_loss": float("nan")}]
+  postfix = loop._postfix(rows, 1, None)
+  assert postfix["pi"] == "-" and postfix["v"] == "-"
+  rows[0].update(policy_loss=1.25, value_loss=0.5)
+  assert loop._postfix(rows, 1, 2.0) == {"games": "3", "pos/s": "10", "min left": "2.0",
+                                         "pi": "1.250", "v": "0.500"}

@@ -6,9 +6,12 @@ three things defined here:
 * **Engines**: the computer players. `Engine.analyse(state, key)` runs the agent's search on one
   position and returns an `Analysis`: the move it plays, its value estimate from its own side,
   and its top moves with visit shares, so a person sees *why* it played what it played. Engines
-  are built from a spec string ("az", "az:128", "mcts:400", "alphabeta:2", "azab:3", "random",
-  "solver") by an `EngineFactory`, which caches them, so a new game against the same engine compiles
-  nothing.
+  are built from a player spec ("az", "az:128", "mcts:400", "alphabeta:2", "azab:3", "random",
+  "solver", "policy"; `azjax.agents.parse_spec`, the kinds and their default strengths in
+  `azjax.agents.KINDS`) by an `EngineFactory`, which caches them, so a new game against the
+  same engine compiles nothing. Each engine moves as the agent of its spec does, on the same
+  functions (`azjax.search.search` and its root statistics, `azjax.uct.root_search`,
+  `azjax.alphabeta.root_search`, the solver), and only formats what they return.
 * **Session**: one game. Every position is kept, so undo is a truncation; moves typed by a
   person are parsed and checked before anything is stepped (in azjax an illegal action is a
   loss for the mover, not an error, so a typo must never reach `env.step`); checkers jumps may
@@ -193,7 +196,7 @@ class Engine:
 
   Attributes:
     name: label for people and records, e.g. "az-gumbel64 (results/breakthrough_cpu)".
-    kind: "az", "mcts", "alphabeta", "azab", "random" or "solver".
+    kind: its kind of player, a key of `ENGINES` (and of `azjax.agents.KINDS`).
     thinking: what it does on each move, for the "is thinking" line.
     analyse_fn: `(state, key) -> Analysis` for one live, unbatched state.
   """

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from azjax import games, play, web
+from azjax import agents, games, play, web
 from positions import CHECKERS_CHOICE
 
 
@@ -39,6 +39,17 @@ def app(tmp_path_factory):
 
 
 # -- The app: clicks, messages, settings -----------------------------------------------------------
+
+
+def test_the_opponent_list_is_the_registrys(app):
+  """The page offers every kind of `agents.KINDS` that play has an engine for, in its order,
+  each with its one-line description; only OpenSpiel's bots (evaluate only) are left out."""
+  assert web.OPPONENTS == play.opponents() == tuple(
+      k for k, kind in agents.KINDS.items() if kind.plays in ("jax", "human"))
+  options = app.state_json()["options"]
+  assert options["opponents"] == [""] + list(web.OPPONENTS)
+  assert options["descriptions"] == {k: agents.KINDS[k].help_line() for k in web.OPPONENTS}
+
 
 
 def test_clicks_select_move_and_explain(app):

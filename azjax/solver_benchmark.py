@@ -538,7 +538,7 @@ def evaluate_policy(env: base.Game, agent: agents.Agent, positions: Positions, k
 
 def play_vs_solver(env: base.Game, agent: agents.Agent, games_per_side: int, key: jax.Array,
                    **solver_kwargs) -> arena.MatchResult:
-  """`agent` against the solver agent (`azjax.solver.make_solver_agent(**solver_kwargs)`,
+  """`agent` against the solver agent (`azjax.agents.make_solver(**solver_kwargs)`,
   by default random among result-keeping moves for its first two moves), `games_per_side` games
   as each colour; `result.first` is the agent's W/D/L as the first player."""
   opponent = agents.make("solver", env, **solver_kwargs)

@@ -28,10 +28,10 @@ METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
 
 def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
   """`{iteration: (training seconds, self-play positions)}` from a run's metrics.jsonl."""
-  from azjax.driver import read_metrics  # noqa: PLC0415 (the driver imports the trainer)
-
+  path = Path(run_dir) / "metrics.jsonl"
+  rows = read_jsonl(path) if path.exists() else []
   return {int(r["iteration"]): (float(r.get("seconds", 0.0)), int(r.get("positions", 0)))
-          for r in read_metrics(Path(run_dir))}
+          for r in rows}
 
 
 def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
@@ -75,7 +75,16 @@ def write_jsonl(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-  return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+  """The rows of a JSONL file; a last line cut short by a crash is skipped."""
+  lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+  rows = []
+  for number, line in enumerate(lines, 1):
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      if number < len(lines):
+        raise ValueError(f"{path}, line {number}: not a JSON row") from None
+  return rows
 
 
 def plot_curves(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: str | Path, *,

@@ -524,7 +524,8 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
 
 __all__ = [
     "Agent", "KINDS", "Kind", "NETWORK_ALPHABETA_WIDTH", "PLAYS", "Policy", "Spec", "build",
-    "describe_kinds", "evaluation_search_config", "kinds", "load", "load_network", "make", "make_alphabeta",
+    "describe_kinds", "evaluation_search_config", "kinds", "load", "load_network", "make",
+    "make_alphabeta",
     "make_alphazero", "make_mcts", "make_network_alphabeta", "make_random", "make_raw_policy",
     "make_solver", "network_eval_fn", "parse_spec", "random_policy", "register",
 ]

@@ -29,6 +29,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from azjax import replay
+
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
 from azjax.config import CONFIG_FILE, read_config, write_atomic, write_config  # noqa: F401

@@ -129,7 +129,7 @@ class Config:
         self.search_config(), simulations=self.cheap_simulations,
         max_num_considered_actions=min(self.max_num_considered_actions, self.cheap_simulations))
 
-  # -- Checks ----------------------------------------------------------------------------------------
+  # -- Checks --------------------------------------------------------------------------------------
   def validate(self, num_devices: int = 1) -> "Config":
     """Raises ValueError naming the first impossible value; returns self."""
     from azjax import games  # Local import: games import nothing from here.

@@ -20,10 +20,17 @@ import jax.numpy as jnp
 from azjax import checkpoint, gating, loop
 from azjax.config import Config
 from azjax.evaluation import SolverEvaluator
-from azjax.memory import check_run as check_memory
+
 # The loop's names a run's users (and older scripts) import from here.
-from azjax.loop import (METRICS_FILES, NaNLossError, plot_run, prune_metrics,  # noqa: F401
-                        read_metrics, stop_on_interrupt)
+from azjax.loop import (  # noqa: F401
+  METRICS_FILES,
+  NaNLossError,
+  plot_run,
+  prune_metrics,
+  read_metrics,
+  stop_on_interrupt,
+)
+from azjax.memory import check_run as check_memory
 from azjax.train import Trainer
 
 

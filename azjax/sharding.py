@@ -33,7 +33,8 @@ from typing import Any, Sequence
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 DATA = "data"  # the batch axis: games, replay rows, minibatch examples
 CONFIGS = "configs"  # a sweep's configuration axis

@@ -44,11 +44,10 @@ from azjax import checkpoint, gating, loop, sharding
 from azjax.config import Config, override
 from azjax.evaluation import SolverEvaluator
 from azjax.loop import read_metrics, stack, stop_on_interrupt, to_host, unstack  # noqa: F401
+
 # Memory estimates and the report live in modules of their own; their names stay here too.
-from azjax.memory import (MemoryEstimate, _gib, check_group, device_memory,  # noqa: F401
-                          estimate_memory)
-from azjax.sweep_report import (SettingScore, format_value, plot_sweep, pool,  # noqa: F401
-                                rank, write_summary)
+from azjax.memory import MemoryEstimate, _gib, check_group, device_memory, estimate_memory  # noqa: F401
+from azjax.sweep_report import SettingScore, format_value, plot_sweep, pool, rank, write_summary  # noqa: F401
 from azjax.train import HYPER_KEYS, Hyper, Trainer
 
 # -- Which keys batch ------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def iteration_keys(key: chex.Array) -> IterationKeys:
   return IterationKeys(*jax.random.split(key, 5))
 
 
-# -- Loss -------------------------------------------------------------------------------------------
+# -- Loss ------------------------------------------------------------------------------------------
 
 
 def value_target(outcome: chex.Array, root_value: chex.Array, mix: Any) -> chex.Array:
@@ -254,7 +254,7 @@ class Trainer:
     return checkpoint.model_variables(
         state.replace(params=state.best_params, batch_stats=state.best_batch_stats))
 
-  # -- Initial state --------------------------------------------------------------------------------
+  # -- Initial state -------------------------------------------------------------------------------
   def init(self, seed: int | None = None) -> TrainState:
     """A fresh state for `seed` (default: the config's), placed on the mesh if there is one."""
     state = self.init_state(self.config.seed if seed is None else seed)
@@ -294,7 +294,7 @@ class Trainer:
       return state
     return jax.device_put(state, self.state_shardings(state))
 
-  # -- SGD ------------------------------------------------------------------------------------------
+  # -- SGD -----------------------------------------------------------------------------------------
   def loss(self, params, batch_stats, batch: replay.Batch, hyper: Hyper | None = None):
     """The mean losses of a `replay.Batch`; the policy term averages over its full searches."""
     hyper = self.hyper() if hyper is None else hyper
@@ -331,7 +331,7 @@ class Trainer:
     metrics["grad_norm"] = _global_norm(grads)
     return params, batch_stats, opt_state, metrics
 
-  # -- The fused iteration ----------------------------------------------------------------------------
+  # -- The fused iteration -------------------------------------------------------------------------
   def search_config(self, hyper: Hyper | None = None):
     """The self-play search; with `hyper`, its noise and exploration numbers come from it."""
     search_config = self.config.search_config()

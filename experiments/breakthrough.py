@@ -1,4 +1,7 @@
-"""Train an AlphaZero agent for breakthrough: `python -m experiments.breakthrough [--preset auto] [--set k=v]`."""
+"""Train an AlphaZero agent for breakthrough by self-play.
+
+    python -m experiments.breakthrough [--preset auto] [--set k=v]
+"""
 
 from experiments._cli import main
 

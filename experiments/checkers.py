@@ -1,4 +1,7 @@
-"""Train an AlphaZero agent for checkers: `python -m experiments.checkers [--preset auto] [--set k=v]`."""
+"""Train an AlphaZero agent for checkers by self-play.
+
+    python -m experiments.checkers [--preset auto] [--set k=v]
+"""
 
 from experiments._cli import main
 

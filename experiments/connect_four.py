@@ -1,4 +1,7 @@
-"""Train an AlphaZero agent for connect_four: `python -m experiments.connect_four [--preset auto] [--set k=v]`."""
+"""Train an AlphaZero agent for connect_four by self-play.
+
+    python -m experiments.connect_four [--preset auto] [--set k=v]
+"""
 
 from experiments._cli import main
 

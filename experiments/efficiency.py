@@ -1,4 +1,4 @@
-"""Learning curves against perfect play: `python -m experiments.efficiency NAME=RUN_DIR ... --out DIR`.
+"""Learning curves against perfect play: `python -m experiments.efficiency NAME=RUN ... --out DIR`.
 
 Scores every network snapshot of each run on the solver benchmark (`azjax.curves`) and writes
 `DIR/<NAME>.jsonl` (one row per snapshot), `DIR/mistakes.png` (mistake rate against training
@@ -38,8 +38,9 @@ def markdown(curves_by_run: dict[str, list[dict]]) -> str:
               + " | ".join(f"{p} mistakes | {p} optimal" for p in players) + " |",
               "|---|---|---|" + "---|---|" * len(players)]
     for r in rows:
-      cells = " | ".join(f"{100 * r[f'{p}/mistake_rate']:.1f}% | {100 * r[f'{p}/optimal_rate']:.1f}%"
-                         for p in players)
+      cells = " | ".join(
+          f"{100 * r[f'{p}/mistake_rate']:.1f}% | {100 * r[f'{p}/optimal_rate']:.1f}%"
+          for p in players)
       lines.append(f"| {r['iteration']} | {r['minutes']:.1f} | {r['positions']:,} | {cells} |")
     lines.append("")
   return "\n".join(lines)

@@ -1,4 +1,6 @@
-"""Hyperparameter sweep: `python -m experiments.sweep --game breakthrough --grid learning_rate=1e-3,3e-4 --seeds 0,1,2,3`.
+"""Hyperparameter sweep:
+
+    python -m experiments.sweep --game breakthrough --grid learning_rate=1e-3,3e-4 --seeds 0,1,2,3
 
 Runs that differ only in batchable values (learning rate, weight decay, seed, search noise, ...)
 train together as one vmapped program; runs that change shapes (channels, simulations, batch

@@ -1,4 +1,7 @@
-"""Train an AlphaZero agent for tic_tac_toe: `python -m experiments.tic_tac_toe [--preset auto] [--set k=v]`."""
+"""Train an AlphaZero agent for tic_tac_toe by self-play.
+
+    python -m experiments.tic_tac_toe [--preset auto] [--set k=v]
+"""
 
 from experiments._cli import main
 

@@ -9,6 +9,7 @@ import pytest
 from azjax import games
 from azjax.games import base, perft
 from azjax.games.checkers import Checkers
+
 from positions import CHECKERS_CHOICE
 
 GAME = games.make("checkers")

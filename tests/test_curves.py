@@ -1,4 +1,4 @@
-"""Learning curves against perfect play: each snapshot of a run scored on solver-labelled positions."""
+"""Learning curves against perfect play: each snapshot scored on solver-labelled positions."""
 
 import dataclasses
 import json
@@ -50,7 +50,8 @@ def test_solver_every_scores_training(tmp_path):
   solver_every iterations and at the end, and plots them."""
   config = dataclasses.replace(TINY, iterations=3, solver_every=2, eval_simulations=4)
   summary = train_and_evaluate(config, tmp_path / "run", progress=False)
-  rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+  metrics = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+  rows = [json.loads(line) for line in metrics]
   scored = [r["iteration"] for r in rows if "solver/policy/mistake_rate" in r]
   assert scored == [0, 2, 3]
   assert all(0 <= r["solver/search4/mistake_rate"] <= 1 for r in rows if r["iteration"] in scored)

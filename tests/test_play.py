@@ -17,6 +17,7 @@ import pytest
 
 from azjax import agents, games, play, search
 from experiments import play as play_cli
+
 from positions import CHECKERS_CHOICE
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from azjax import agents, games, play, web
+
 from positions import CHECKERS_CHOICE
 
 

@@ -126,7 +126,7 @@ def test_breakthrough_5x5_home_ranks():
   assert start["home_guards"][0] == 5 and start["mobility"][0] == 0
 
 
-# -- Checkers ---------------------------------------------------------------------------------------
+# -- Checkers --------------------------------------------------------------------------------------
 
 
 def test_checkers_start():

@@ -407,6 +407,7 @@ def test_ctrl_c_checkpoints_and_stops(tmp_path):
   import signal
   import threading
   import time
+
   from azjax import checkpoint
   from azjax.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=10_000, eval_games=0, checkpoint_every=1000)

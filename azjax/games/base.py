@@ -429,7 +429,7 @@ def to_absolute_square(square: int, player: int, num_squares: int) -> int:
   return int(square) if int(player) == 0 else num_squares - 1 - int(square)
 
 
-# -- Batched helpers used by self-play, the arena, tests and benchmarks -----------------------------
+# -- Batched helpers used by self-play, the arena, tests and benchmarks ----------------------------
 
 
 def _mix32(x: Array) -> Array:

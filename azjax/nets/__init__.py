@@ -23,9 +23,21 @@ import jax
 import jax.numpy as jnp
 
 from azjax.nets import cnn, mlp, resnet
-from azjax.nets.base import (CONV_IMPLS, DTYPES, KINDS, MASKED_LOGIT, POLICY_HEADS, Array,
-                             NetConfig, Network, Variables, activation_names, mask_logits,
-                             masked_log_softmax, masked_softmax)
+from azjax.nets.base import (
+  CONV_IMPLS,
+  DTYPES,
+  KINDS,
+  MASKED_LOGIT,
+  POLICY_HEADS,
+  Array,
+  NetConfig,
+  Network,
+  Variables,
+  activation_names,
+  mask_logits,
+  masked_log_softmax,
+  masked_softmax,
+)
 
 _BUILDERS = {
     "resnet": resnet.from_config,

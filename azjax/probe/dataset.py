@@ -375,8 +375,9 @@ def run_networks(run_dir: str | Path, abstract_variables: Any, *,
   `model/`, labelled "final", unless it equals the last snapshot. Without: the final network
   alone.
   """
-  from azjax import checkpoint  # Local import: checkpoint reads the training config.
   import orbax.checkpoint as ocp
+
+  from azjax import checkpoint  # Local import: checkpoint reads the training config.
 
   final = checkpoint.load_model(run_dir, abstract_variables)
   found = []

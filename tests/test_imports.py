@@ -127,3 +127,12 @@ def test_every_module_imports_alone():
     result = subprocess.run([sys.executable, "-c", code, module], cwd=ROOT,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{module}: {result.stderr[-2000:]}"
+
+
+def test_the_package_exposes_its_public_modules_lazily():
+  """`import azjax; azjax.agents.load(...)` works, and `import azjax` alone imports no JAX."""
+  code = ("import sys, azjax; assert 'jax' not in sys.modules; "
+          "mods = [getattr(azjax, name) for name in azjax.__all__]; "
+          "assert azjax.agents.load and azjax.games.make; print(len(mods))")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+  assert int(out.stdout) == len(__import__("azjax").__all__)

@@ -77,9 +77,15 @@ class SolverEvaluator:
     if path is None:
       raise ValueError(f"config solver_every={config.solver_every}: {game.name} has no solver "
                        f"benchmark (games with one: {', '.join(solver_benchmark.DEFAULT_PATHS)})")
+    # The committed sets live in the repository's results/: found from any working directory
+    # of a source checkout.
+    repository = Path(__file__).resolve().parents[1]
+    if not Path(path).exists() and (repository / path).exists():
+      path = str(repository / path)
     if not Path(path).exists():
       raise FileNotFoundError(f"config solver_every: the solver benchmark {path} does not "
-                              "exist (run from the repository root, where results/ is)")
+                              "exist (it ships with a source checkout of azjax, in results/; "
+                              "--set solver_every=0 turns the scoring off)")
     search = config.search_config(evaluation=True)
     self.bench = solver_benchmark.SolverBenchmark(
         game, trainer.model, solver_benchmark.Positions.load(path),

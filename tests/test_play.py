@@ -276,7 +276,7 @@ def test_find_checkpoint_prefers_evaluated_runs_and_the_standard_board(tmp_path)
 
 def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   run = _fake_run(tmp_path, "breakthrough_cpu", evaluated=True)
-  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])
+  monkeypatch.setattr(play.checkpoints, "results_dirs", lambda: [tmp_path])
   setup = play.resolve_setup("breakthrough")
   assert setup.players == (agents.Spec("human"), agents.Spec("az"))
   assert setup.run_dir == run and (setup.env.rows, setup.env.cols) == (6, 6)
@@ -406,7 +406,7 @@ def test_watch_mode(tmp_path):
 
 
 def test_bad_command_lines_exit_with_a_message(capsys, monkeypatch, tmp_path):
-  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])  # no trained agent anywhere
+  monkeypatch.setattr(play.checkpoints, "results_dirs", lambda: [tmp_path])  # no trained agent
   assert play_cli.main(["--opponent", "gnugo"], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
   assert "unknown player 'gnugo'; kinds: random, mcts" in capsys.readouterr().err
   assert play_cli.main(["--game", "checkers", "--opponent", "az"], stdin=io.StringIO(""),

@@ -105,7 +105,7 @@ def test_checkers_jumps_by_clicks(app):
 
 
 def test_new_game_settings_and_errors(app, monkeypatch, tmp_path):
-  monkeypatch.setattr(play, "results_dirs", lambda: [tmp_path])  # no trained agent anywhere
+  monkeypatch.setattr(play.checkpoints, "results_dirs", lambda: [tmp_path])  # no trained agent
   state = post(app, "/api/new", game="tic_tac_toe", opponent="alphabeta", color="black")
   assert state["game"] == "tic_tac_toe" and state["agent_to_move"]
   assert state["players"] == ["X (alphabeta-d2)", "O (you)"]

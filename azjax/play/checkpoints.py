@@ -1,0 +1,162 @@
+"""Finding a trained agent in `results/`, and deciding the board and the players from it.
+
+The trained agent is the default opponent, so a newcomer can play right after installing;
+`resolve_setup` turns what the user gave (or left out) into a `Setup` and says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Sequence
+
+from azjax import agents, games
+from azjax.games import base
+from azjax.play.engines import EngineFactory, _needs_network, parse_spec
+from azjax.play.session import Session
+from azjax.play.texts import _relative, _takes_board_size, describe_game, parse_color
+
+# -- Finding trained agents ------------------------------------------------------------------------
+
+
+def results_dirs() -> list[Path]:
+  """Where trained runs are looked for: ./results, then the repository's results/."""
+  here = Path.cwd() / "results"
+  repo = Path(__file__).resolve().parents[2] / "results"  # azjax/play/checkpoints.py
+  return [here] if here.resolve() == repo.resolve() else [here, repo]
+
+
+def _board_of(config) -> tuple[int, int]:
+  env = games.make(config.game, **config.game_kwargs())
+  return env.rows, env.cols
+
+
+def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
+                    search: Sequence[Path] | None = None) -> Path | None:
+  """A run directory under `results/` with a trained model for `game` (and board size).
+
+  Among several, an evaluated run (with `eval.md`) comes first, then one on the game's standard
+  board (Breakthrough 8x8 before 6x6), then the shorter name (a preset's own run before its
+  variants), then the name.
+  """
+  from azjax import checkpoint
+
+  found = []
+  for root in (results_dirs() if search is None else search):
+    if not root.is_dir():
+      continue
+    for run in sorted(root.iterdir()):
+      if not (run / "model").is_dir() or not (run / checkpoint.CONFIG_FILE).exists():
+        continue
+      try:
+        config = checkpoint.read_config(run)
+        board = _board_of(config)
+      except (ValueError, TypeError, KeyError):
+        continue  # A run written by another version; not ours to judge here.
+      if config.game != game:
+        continue
+      if (rows and board[0] != rows) or (cols and board[1] != cols):
+        continue
+      found.append((run, board))
+  standard = (games.make(game).rows, games.make(game).cols)
+  found.sort(key=lambda f: (not (f[0] / "eval.md").exists(), f[1] != standard, len(f[0].name),
+                            f[0].name))
+  return found[0][0] if found else None
+
+
+@dataclasses.dataclass
+class Setup:
+  """A resolved game: the environment, who plays each side, and notes for the user.
+
+  Attributes:
+    env: the game.
+    players: spec of player 0 and player 1 ("human" for a person).
+    run_dir: the trained agent's run directory, if any side is "az" or "azab".
+    notes: lines explaining choices made for the user (board size, default opponent).
+  """
+
+  env: base.Game
+  players: tuple[agents.Spec, agents.Spec]
+  run_dir: Path | None
+  notes: list[str]
+
+  def session(self, factory: EngineFactory, *, seed: int = 0, simulations: int | None = None,
+              depth: int | None = None) -> "Session":
+    """A new game between the players, with engines from `factory` (see `EngineFactory.make`)."""
+    engines = tuple(factory.make(self.env, spec, self.run_dir, simulations=simulations,
+                                 depth=depth) for spec in self.players)
+    return Session(self.env, engines, seed=seed)
+
+
+def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int | None = None,
+                  checkpoint: str | None = None, opponent: str | None = None,
+                  color: str = "white", watch: bool = False,
+                  players: tuple[str | None, str | None] = (None, None)) -> Setup:
+  """Decides the board and the players from what the user gave, and says why.
+
+  Args:
+    game: one of `azjax.games.GAMES`; default: the checkpoint's game, else breakthrough.
+    rows, cols: Breakthrough's board; default: the trained agent's board, else 8x8.
+    checkpoint: a run directory; default: the one `find_checkpoint` finds for the game.
+    opponent: engine spec of the computer player; default: the trained agent if there is one,
+      else rollout MCTS.
+    color: the person's colour (see `parse_color`).
+    watch: no person: the opponent plays both sides (agent-vs-agent).
+    players: explicit specs for player 0 and 1 (e.g. ("az", "mcts:200")), overriding the rest.
+  Raises:
+    ValueError: for conflicting or impossible choices (the message says what to change).
+  """
+  from azjax import checkpoint as ckpt
+
+  notes = []
+  if (rows or cols) and game in games.GAMES and not _takes_board_size(game):
+    sized = [g for g in games.GAMES if _takes_board_size(g)]
+    raise ValueError(f"--rows/--cols are for {', '.join(sized)}, not {game}")
+  run_dir = None
+  if checkpoint:
+    config = ckpt.read_config(checkpoint)
+    if game and game != config.game:
+      raise ValueError(f"{checkpoint} holds a {config.game} agent, not {game}")
+    game = config.game
+    board = _board_of(config)
+    if (rows and rows != board[0]) or (cols and cols != board[1]):
+      raise ValueError(f"{checkpoint} plays on {board[0]}x{board[1]}, not "
+                       f"{rows or board[0]}x{cols or board[1]}")
+    run_dir = Path(checkpoint)
+  game = game or games.DEFAULT_GAME
+  if game not in games.GAMES:
+    raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
+  specs = [parse_spec(p) if p else None for p in players]
+  opponent_spec = parse_spec(opponent) if opponent else None
+  wants_az = (opponent_spec is None or _needs_network(opponent_spec)
+              or any(_needs_network(s) for s in specs))
+  if run_dir is None and wants_az:
+    run_dir = find_checkpoint(game, rows, cols)
+    if run_dir is not None:
+      notes.append(f"trained agent: {_relative(run_dir)}")
+  if run_dir is not None:
+    env = games.make(game, **ckpt.read_config(run_dir).game_kwargs())
+    standard = games.make(game)
+    if not (rows or cols) and (env.rows, env.cols) != (standard.rows, standard.cols):
+      notes.append(f"board {env.rows}x{env.cols}: the trained agent's board "
+                   f"(--rows {standard.rows} --cols {standard.cols} for the full board, against "
+                   "another opponent)")
+  else:
+    env = games.make(game, **{k: v for k, v in (("rows", rows), ("cols", cols)) if v})
+  if opponent_spec is None:
+    opponent_spec = agents.Spec("az") if run_dir is not None else agents.Spec("mcts")
+    if run_dir is None:
+      notes.append(f"no trained agent for {describe_game(env)} in results/: playing rollout "
+                   f"MCTS (train one with python -m experiments.{game})")
+  human = agents.Spec("human")
+  if watch:
+    default = (opponent_spec, opponent_spec)
+  else:
+    me = parse_color(env, color)
+    default = (human, opponent_spec) if me == 0 else (opponent_spec, human)
+  final = tuple(s if s is not None else d for s, d in zip(specs, default))
+  if any(_needs_network(s) for s in final) and run_dir is None:
+    raise ValueError(f"no trained agent for {describe_game(env)} in results/: pass "
+                     f"--checkpoint DIR, train one (python -m experiments.{game}), or choose "
+                     "another opponent (mcts, alphabeta, random)")
+  return Setup(env, final, run_dir, notes)  # type: ignore[arg-type]

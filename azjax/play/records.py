@@ -1,0 +1,79 @@
+"""Replaying game records: the PGN-like text `Session.record` writes, played back."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from azjax import games
+from azjax.games import base
+from azjax.play.session import Session
+from azjax.play.texts import _takes_board_size
+
+# -- Replay ----------------------------------------------------------------------------------------
+
+_TAG = re.compile(r'^\[(\w+)\s+"(.*)"\]$')
+_RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+
+
+@dataclasses.dataclass
+class Replay:
+  """A record played back: the game, its tags, every position, and the recorded result."""
+
+  env: base.Game
+  tags: dict[str, str]
+  session: Session
+  result: str
+
+
+def replay(text: str) -> Replay:
+  """Plays a record written by `Session.record` back from the start position.
+
+  Raises:
+    ValueError: for an unknown game, a malformed record, or a move that is not legal where it
+      stands (the message names the turn).
+  """
+  tags, words = {}, []
+  for line in text.splitlines():
+    line = line.strip()
+    match = _TAG.match(line)
+    if match:
+      tags[match.group(1)] = match.group(2)
+    elif line:
+      words += line.split()
+  game = tags.get("Game")
+  if game not in games.GAMES:
+    raise ValueError(f"record: unknown or missing game tag {game!r}")
+  kwargs = {}
+  if _takes_board_size(game) and "Board" in tags:
+    board = re.fullmatch(r"(\d+)x(\d+)", tags["Board"])
+    if not board:
+      raise ValueError(f"record: bad board tag {tags['Board']!r}; expected like '6x6'")
+    kwargs = {"rows": int(board.group(1)), "cols": int(board.group(2))}
+  env = games.make(game, **kwargs)
+  session = Session(env, (None, None))
+  result, turn, previous = "*", 0, ""
+  for word in words:
+    if re.fullmatch(r"\d+\.", word):
+      continue
+    if word in _RESULTS:
+      result = word
+      continue
+    # Each word is a whole turn: a checkers jump left unfinished is only possible at the end
+    # (the player resigned instead of jumping on).
+    if session.continuing_square():
+      raise ValueError(f"record: turn {turn} ({previous}) stops in the middle of a jump")
+    turn += 1
+    try:
+      session.play(word)
+    except ValueError as err:
+      raise ValueError(f"record: turn {turn} ({word}): {err}") from None
+    previous = word
+  if result in ("1-0", "0-1") and not session.over:
+    session.resigned = 1 if result == "1-0" else 0  # A resignation: the board did not decide.
+  return Replay(env, tags, session, result)
+
+
+def replay_file(path: str | Path) -> Replay:
+  return replay(Path(path).read_text())

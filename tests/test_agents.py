@@ -11,6 +11,8 @@ import pytest
 from azjax import agents, arena, games
 from azjax.games import base
 
+from positions import tic_tac_toe_position
+
 NUM_POSITIONS = 24
 
 
@@ -41,18 +43,6 @@ def random_positions(env, key, num, max_plies):
     return state
 
   return jax.jit(jax.vmap(one))(jax.random.split(key, num))
-
-
-_jitted_steps = {}
-
-
-def tic_tac_toe_position(env, moves):
-  """The position after `moves` (notation) from the start."""
-  step = _jitted_steps.setdefault(env, jax.jit(env.step))
-  state = env.init(jax.random.key(0))
-  for move in moves:
-    state = step(state, env.move_to_action(state, move))
-  return state
 
 
 @pytest.fixture(scope="module")

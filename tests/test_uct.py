@@ -12,23 +12,13 @@ import pytest
 from azjax import games, uct
 from azjax.games import base
 
+from positions import tic_tac_toe_position
+
 SQRT2 = math.sqrt(2.0)
 
 
 def _available(name):
   return importlib.util.find_spec(f"azjax.games.{name}") is not None
-
-
-_jitted_steps = {}
-
-
-def tic_tac_toe_position(env, moves):
-  """The position after `moves` (notation) from the start."""
-  step = _jitted_steps.setdefault(env, jax.jit(env.step))
-  state = env.init(jax.random.key(0))
-  for move in moves:
-    state = step(state, env.move_to_action(state, move))
-  return state
 
 
 @pytest.fixture(scope="module")

@@ -394,6 +394,35 @@ def shift_grid(x: Array, rows: int, cols: int, fill) -> Array:
 _SQUARE_RE = re.compile(r"([a-z])(\d+)")
 
 
+def parse_drawing(text: str, game: str, codes: dict[str, int], rows: int, cols: int, *,
+                  symbols: str, case_sensitive: bool = False,
+                  ignore: str = r"[\s|]") -> np.ndarray:
+  """`[rows, cols]` int8 board (row 0 = rank 1) of an ASCII drawing, for a game's `from_ascii`.
+
+  One line per rank, the top rank first; rank numbers at either end, a line of file letters,
+  blank lines and the characters matching `ignore` are skipped. `codes` maps a square's
+  character (lower-cased first unless `case_sensitive`) to its board code.
+
+  Raises:
+    ValueError: naming `game`, for an unknown character (`symbols` lists the known ones), a
+      rank of the wrong length or the wrong number of ranks.
+  """
+  ranks = []
+  for line in text.strip("\n").splitlines():
+    cells = re.sub(ignore, "", line if case_sensitive else line.lower())
+    cells = re.sub(r"^\d+|\d+$", "", cells)
+    if not cells or cells.lower() == FILES[:len(cells)]:
+      continue  # blank line or file labels
+    if set(cells) - set(codes):
+      raise ValueError(f"{game}: bad rank {line!r}: use {symbols}")
+    if len(cells) != cols:
+      raise ValueError(f"{game}: rank {line!r} has {len(cells)} squares, not {cols}")
+    ranks.append([codes[c] for c in cells])
+  if len(ranks) != rows:
+    raise ValueError(f"{game}: drawing has {len(ranks)} ranks, not {rows}")
+  return np.array(ranks[::-1], np.int8)
+
+
 def square_name(square: int, cols: int) -> str:
   """Absolute square index (row-major, row 0 = rank 1) -> "a1"."""
   row, col = divmod(int(square), cols)

@@ -42,7 +42,6 @@ Speed notes (`_step` is the inner loop of self-play and of every benchmark):
 from __future__ import annotations
 
 import functools
-import re
 
 import jax
 import jax.numpy as jnp
@@ -364,20 +363,8 @@ Breakthrough ({self.rows}x{self.cols})
     """
     if to_move not in (0, 1):
       raise ValueError(f"breakthrough: to_move must be 0 or 1, got {to_move!r}")
-    ranks = []
-    for line in text.strip("\n").splitlines():
-      cells = re.sub(r"[\s|]", "", line.lower())
-      cells = re.sub(r"^\d+|\d+$", "", cells)
-      if not cells or cells == base.FILES[:len(cells)]:
-        continue  # blank line or file labels
-      if set(cells) - set("wb."):
-        raise ValueError(f"breakthrough: bad rank {line!r}: use 'w', 'b' and '.'")
-      if len(cells) != self.cols:
-        raise ValueError(f"breakthrough: rank {line!r} has {len(cells)} squares, not {self.cols}")
-      ranks.append([{"w": 1, "b": -1, ".": 0}[c] for c in cells])
-    if len(ranks) != self.rows:
-      raise ValueError(f"breakthrough: drawing has {len(ranks)} ranks, not {self.rows}")
-    board = np.array(ranks[::-1], np.int8)  # row 0 = rank 1
+    board = base.parse_drawing(text, "breakthrough", {"w": 1, "b": -1, ".": 0}, self.rows,
+                               self.cols, symbols="'w', 'b' and '.'")
     decided = ((board[-1] == 1).any() or (board[0] == -1).any() or not (board == 1).any()
                or not (board == -1).any())
     board = board.reshape(-1)

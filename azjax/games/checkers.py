@@ -43,8 +43,6 @@ vectorises well under `vmap`.
 
 from __future__ import annotations
 
-import re
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -456,20 +454,8 @@ Checkers (English draughts, 8x8)
     if int(no_capture_count) < 0:
       raise ValueError(f"checkers: no_capture_count must be >= 0, got {no_capture_count!r}")
     codes = {".": 0, "o": MAN, "O": KING, "x": -MAN, "X": -KING}
-    ranks = []
-    for line in text.strip("\n").splitlines():
-      cells = re.sub(r"[\s|]", "", line)
-      cells = re.sub(r"^\d+|\d+$", "", cells)
-      if not cells or cells.lower() == base.FILES[:len(cells)]:
-        continue  # blank line or file labels
-      if set(cells) - set(codes):
-        raise ValueError(f"checkers: bad rank {line!r}: use 'o', 'O', 'x', 'X' and '.'")
-      if len(cells) != COLS:
-        raise ValueError(f"checkers: rank {line!r} has {len(cells)} squares, not {COLS}")
-      ranks.append([codes[c] for c in cells])
-    if len(ranks) != ROWS:
-      raise ValueError(f"checkers: drawing has {len(ranks)} ranks, not {ROWS}")
-    board = np.array(ranks[::-1], np.int8)  # row 0 = rank 1
+    board = base.parse_drawing(text, "checkers", codes, ROWS, COLS, case_sensitive=True,
+                               symbols="'o', 'O', 'x', 'X' and '.'")
     rows, cols = np.nonzero(board)
     for row, col in zip(rows, cols):
       name = base.square_name(row * COLS + col, COLS)

@@ -83,7 +83,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from typing import Sequence
 
 import jax
@@ -518,20 +517,8 @@ Slider ({n}x{n})
     if not 0 <= quiet_plies < self.quiet_limit:
       raise ValueError(f"slider: quiet_plies must be in 0..{self.quiet_limit - 1}, "
                        f"got {quiet_plies}")
-    ranks = []
-    for line in text.strip("\n").splitlines():
-      cells = re.sub(r"[\s|\[\]()]", "", line.lower())
-      cells = re.sub(r"^\d+|\d+$", "", cells)
-      if not cells or cells == base.FILES[:len(cells)]:
-        continue  # blank line or file labels
-      if set(cells) - set("hv#."):
-        raise ValueError(f"slider: bad rank {line!r}: use 'H', 'V', '#' and '.'")
-      if len(cells) != n:
-        raise ValueError(f"slider: rank {line!r} has {len(cells)} squares, not {n}")
-      ranks.append([{"h": 1, "v": -1, "#": BLOCK, ".": 0}[c] for c in cells])
-    if len(ranks) != n:
-      raise ValueError(f"slider: drawing has {len(ranks)} ranks, not {n}")
-    board = np.array(ranks[::-1], np.int8)  # row 0 = rank 1
+    board = base.parse_drawing(text, "slider", {"h": 1, "v": -1, "#": BLOCK, ".": 0}, n, n,
+                               symbols="'H', 'V', '#' and '.'", ignore=r"[\s|\[\]()]")
     for code, side in ((1, "H"), (-1, "V")):
       if (board == code).sum() > n - 1:
         raise ValueError(f"slider: {side} has more than {n - 1} pieces")

@@ -22,9 +22,6 @@ import numpy as np
 from azjax import agents, checkpoint, solver_benchmark
 from azjax.config import write_atomic
 
-# The columns of a curve row taken from each player's overall metrics.
-METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
-
 
 def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
   """`{iteration: (training seconds, self-play positions)}` from a run's metrics.jsonl."""
@@ -61,9 +58,7 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
     secs, played = seconds.get(iteration, (float("nan"), 0))
     row: dict[str, Any] = {"iteration": iteration, "minutes": round(secs / 60, 2),
                            "positions": played}
-    for player, by_range in results.items():
-      row.update({f"{player}/{name}": by_range["all"][name] for name in METRICS})
-    rows.append(row)
+    rows.append({**row, **solver_benchmark.overall(results)})
   return rows
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from azjax import agents, arena
+from azjax import agents, arena, solver_benchmark
 
 
 class Evaluator:
@@ -67,11 +67,7 @@ class SolverEvaluator:
     FileNotFoundError: its positions file is missing.
   """
 
-  METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
-
   def __init__(self, trainer: Any, positions_path: str | None = None):
-    from azjax import solver_benchmark  # noqa: PLC0415 (host-side solver code, loaded on use)
-
     config, game = trainer.config, trainer.game
     path = positions_path or solver_benchmark.DEFAULT_PATHS.get(game.name)
     if path is None:
@@ -97,7 +93,6 @@ class SolverEvaluator:
     "search<s>", plus "solver/seconds", the time it took."""
     start = time.time()
     results = self.bench(variables, key)
-    row = {f"solver/{player}/{name}": float(by_range["all"][name])
-           for player, by_range in results.items() for name in self.METRICS}
+    row = solver_benchmark.overall(results, prefix="solver/")
     row["solver/seconds"] = round(time.time() - start, 3)
     return row

@@ -571,6 +571,18 @@ def markdown_table(results: dict[str, dict[str, dict[str, float]]]) -> str:
   return "\n".join(lines)
 
 
+# The headline numbers of a player, over all positions: learning curves and training logs.
+OVERALL_METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
+
+
+def overall(results: dict[str, dict[str, dict[str, float]]],
+            prefix: str = "") -> dict[str, float]:
+  """`{f"{prefix}<player>/<metric>": value}` of every player's `OVERALL_METRICS` over all
+  positions (`results` as `SolverBenchmark` returns them)."""
+  return {f"{prefix}{player}/{name}": float(by_range["all"][name])
+          for player, by_range in results.items() for name in OVERALL_METRICS}
+
+
 def flatten(results: dict[str, dict[str, dict[str, float]]],
             prefix: str = "solver") -> dict[str, float]:
   """`{"solver/policy/all/mistake_rate": ..., ...}`, for metric logs."""

@@ -84,7 +84,7 @@ class App:
 
   @classmethod
   def from_args(cls, args: argparse.Namespace) -> "App":
-    """The app for the command line of `experiments/play.py`."""
+    """The app for the command line of `azjax.play.main`."""
     color = "watch" if args.watch else args.color
     settings = Settings(game=args.game, opponent=args.opponent, color=color, sims=args.sims,
                         depth=args.depth, rows=args.rows, cols=args.cols,

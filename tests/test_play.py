@@ -1,6 +1,6 @@
 """Playing against agents: the session logic, the engines' explanations, and the terminal.
 
-The terminal is driven through its standard input: in-process (`experiments.play.main` with a
+The terminal is driven through its standard input: in-process (`azjax.play.main.run` with a
 `StringIO`, or an input that answers each prompt from the position) and once as a real
 `python -m experiments.play` subprocess.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from azjax import agents, games, play, search
-from experiments import play as play_cli
+from azjax.play import main as play_cli
 
 from positions import CHECKERS_CHOICE
 
@@ -314,7 +314,7 @@ def test_the_repository_results_give_a_default_opponent(monkeypatch):
 
 def run_cli(argv, text):
   out = io.StringIO()
-  code = play_cli.main(argv, stdin=io.StringIO(text), stdout=out)
+  code = play_cli.run(argv, stdin=io.StringIO(text), stdout=out)
   return code, out.getvalue()
 
 
@@ -407,12 +407,12 @@ def test_watch_mode(tmp_path):
 
 def test_bad_command_lines_exit_with_a_message(capsys, monkeypatch, tmp_path):
   monkeypatch.setattr(play.checkpoints, "results_dirs", lambda: [tmp_path])  # no trained agent
-  assert play_cli.main(["--opponent", "gnugo"], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+  assert play_cli.run(["--opponent", "gnugo"], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
   assert "unknown player 'gnugo'; kinds: random, mcts" in capsys.readouterr().err
-  assert play_cli.main(["--game", "checkers", "--opponent", "az"], stdin=io.StringIO(""),
+  assert play_cli.run(["--game", "checkers", "--opponent", "az"], stdin=io.StringIO(""),
                        stdout=io.StringIO()) == 2
   assert "no trained agent for checkers" in capsys.readouterr().err
-  assert play_cli.main(["--replay", "/nonexistent/game.txt"], stdout=io.StringIO()) == 1
+  assert play_cli.run(["--replay", "/nonexistent/game.txt"], stdout=io.StringIO()) == 1
 
 
 def test_terminal_as_a_real_process(tmp_path):
@@ -431,3 +431,16 @@ def test_terminal_as_a_real_process(tmp_path):
   assert "1. b2 a1 2. c3 a3 3. a2 c2 4. b1 b3 5. c1 1/2-1/2" in record.read_text()
   replayed = play.replay_file(record)
   assert replayed.result == "1/2-1/2" and replayed.session.result()[1] == "draw"
+
+
+def test_the_command_lives_in_the_library():
+  """`azjax.play.main.main(argv)` is the command (for `azjax play`); experiments.play a shim."""
+  import inspect
+
+  from experiments import play as shim
+
+  assert list(inspect.signature(play_cli.main).parameters) == ["argv"]
+  assert shim.main is play_cli.main
+  with pytest.raises(SystemExit) as exit_info:
+    play_cli.main(["--help"])
+  assert exit_info.value.code == 0

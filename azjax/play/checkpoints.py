@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from azjax import agents, games
 from azjax.games import base
@@ -37,8 +37,16 @@ def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
 
   Among several, an evaluated run (with `eval.md`) comes first, then one on the game's standard
   board (Breakthrough 8x8 before 6x6), then the shorter name (a preset's own run before its
-  variants), then the name.
+  variants), then the name. `checkpoint_choice` says so for people.
   """
+  found = _candidates(game, rows, cols, search)
+  return found[0][0] if found else None
+
+
+def _candidates(game: str, rows: int | None, cols: int | None,
+                search: Sequence[Path] | None) -> list[tuple[Path, tuple[int, int], Any]]:
+  """`(run, board, config)` of every trained `game` agent in `search`, best first (see
+  `find_checkpoint`)."""
   from azjax import checkpoint
 
   found = []
@@ -57,11 +65,52 @@ def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
         continue
       if (rows and board[0] != rows) or (cols and board[1] != cols):
         continue
-      found.append((run, board))
+      found.append((run, board, config))
   standard = (games.make(game).rows, games.make(game).cols)
   found.sort(key=lambda f: (not (f[0] / "eval.md").exists(), f[1] != standard, len(f[0].name),
                             f[0].name))
-  return found[0][0] if found else None
+  return found
+
+
+def _network_text(config: Any) -> str:
+  """"ResNet 32x3" (channels x blocks), or the network's name."""
+  net = str(getattr(config, "net", "") or "network")
+  label = {"resnet": "ResNet", "mlp": "MLP", "cnn": "CNN", "se_resnet": "SE-ResNet"}.get(
+      net, net)
+  channels, blocks = getattr(config, "channels", None), getattr(config, "blocks", None)
+  return f"{label} {channels}x{blocks}" if channels and blocks and "resnet" in net else label
+
+
+def checkpoint_choice(game: str, rows: int | None = None, cols: int | None = None,
+                      search: Sequence[Path] | None = None) -> str | None:
+  """Which trained agent `find_checkpoint` picks and why, for the line that shows it, e.g.
+
+  "results/checkers (ResNet 32x3, 8x8), chosen from the 2 checkers agents in results/ because
+  it and results/checkers_gpu tie on evaluation (eval.md) and board, so the shorter name (a
+  preset's own run, not a variant) comes first; also there: results/checkers_gpu (ResNet
+  128x6, 8x8) (--checkpoint DIR plays another)".
+
+  None when there is no trained agent.
+  """
+  found = _candidates(game, rows, cols, search)
+  if not found:
+    return None
+  (run, board, config), rest = found[0], found[1:]
+  text = f"{_relative(run)} ({_network_text(config)}, {board[0]}x{board[1]})"
+  if not rest:
+    return text + f", the only {game} agent in results/"
+  standard = (games.make(game).rows, games.make(game).cols)
+  second = rest[0]
+  if (run / "eval.md").exists() != (second[0] / "eval.md").exists():
+    why = f"it is evaluated (eval.md) and {_relative(second[0])} is not"
+  elif (board == standard) != (second[1] == standard):
+    why = f"it plays on the standard {standard[0]}x{standard[1]} board"
+  else:
+    why = (f"it and {_relative(second[0])} tie on evaluation (eval.md) and board, so the "
+           "shorter name (a preset's own run, not a variant) comes first")
+  others = ", ".join(f"{_relative(r)} ({_network_text(c)}, {b[0]}x{b[1]})" for r, b, c in rest)
+  return (text + f", chosen from the {len(found)} {game} agents in results/ because {why}; "
+          f"also there: {others} (--checkpoint DIR plays another)")
 
 
 @dataclasses.dataclass
@@ -133,7 +182,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
   if run_dir is None and wants_az:
     run_dir = find_checkpoint(game, rows, cols)
     if run_dir is not None:
-      notes.append(f"trained agent: {_relative(run_dir)}")
+      notes.append(f"trained agent: {checkpoint_choice(game, rows, cols)}")
   if run_dir is not None:
     env = games.make(game, **ckpt.read_config(run_dir).game_kwargs())
     standard = games.make(game)

@@ -270,8 +270,21 @@ def test_find_checkpoint_prefers_evaluated_runs_and_the_standard_board(tmp_path)
   assert play.find_checkpoint("breakthrough", 8, 8, search=[tmp_path]) == big
   assert play.find_checkpoint("breakthrough", 5, 5, search=[tmp_path]) is None
   assert play.find_checkpoint("checkers", search=[tmp_path]) is None
+  # Where the agent is shown, the choice says why (checkers' default is the CPU run).
+  why = play.checkpoints.checkpoint_choice("breakthrough", search=[tmp_path])
+  assert why.startswith(f"{best} (ResNet 32x3, 6x6), chosen from the 3 breakthrough agents")
+  assert f"because it is evaluated (eval.md) and {big} is not" in why
+  assert f"also there: {big} (ResNet 32x3, 8x8), {tmp_path / 'b6_curve'}" in why
   (big / "eval.md").write_text("table")  # evaluated too: the full board wins
   assert play.find_checkpoint("breakthrough", search=[tmp_path]) == big
+  why = play.checkpoints.checkpoint_choice("breakthrough", search=[tmp_path])
+  assert "because it plays on the standard 8x8 board" in why
+  (tmp_path / "b6_curve" / "eval.md").write_text("table")
+  why = play.checkpoints.checkpoint_choice("breakthrough", 6, 6, search=[tmp_path])
+  assert why.startswith(f"{tmp_path / 'b6_curve'} (ResNet 32x3, 6x6), chosen from the 2")
+  assert f"because it and {best} tie on evaluation (eval.md) and board, so the shorter name " \
+         "(a preset's own run, not a variant) comes first" in why
+  assert play.checkpoints.checkpoint_choice("checkers", search=[tmp_path]) is None
 
 
 def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
@@ -281,6 +294,8 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   assert setup.players == (agents.Spec("human"), agents.Spec("az"))
   assert setup.run_dir == run and (setup.env.rows, setup.env.cols) == (6, 6)
   assert any("board 6x6: the trained agent's board" in n for n in setup.notes)
+  assert f"trained agent: {run} (ResNet 32x3, 6x6), the only breakthrough agent in results/" in (
+      setup.notes)
   full = play.resolve_setup("breakthrough", rows=8, cols=8)
   assert (full.env.rows, full.env.cols) == (8, 8) and full.players[1].kind == "mcts"
   assert any("no trained agent for breakthrough 8x8" in n for n in full.notes)
@@ -343,10 +358,93 @@ def test_terminal_scripted_game(tmp_path):
   # The record replays to the same final position, on the command line too.
   replayed = play.replay_file(records[0])
   assert replayed.result == "1-0" and replayed.session.moves == QUICK_WIN_5X5.split()
-  code, shown = run_cli(["--replay", str(records[0])], "")
+  code, shown = run_cli(["--replay", str(records[0])], "last\n")
   assert code == 0 and "result 1-0" in shown and "game over: white wins" in shown
   final = [line for line in out.splitlines() if line.startswith("5 ")][-1]
   assert final in shown
+
+
+def test_replay_steps_through_the_game(bt5, tmp_path):
+  """`--replay FILE` shows the start, then each move on Enter / next, and goes back, to the
+  start, to the end or to a ply on request; the end of the input quits."""
+  session = play.Session(bt5, (None, None))
+  for move in QUICK_WIN_5X5.split():
+    session.play(move)
+  path = session.save(tmp_path)
+  code, out = run_cli(["--replay", str(path)], "\nn\np\nlast\nnext\nfirst\n3\nhello\nq\n")
+  assert code == 0
+  assert "7 turns (7 plies), result 1-0 (white wins); white human, black human" in out
+  assert "Enter or 'n' = next move, 'p' = previous" in out
+  shown = [line for line in out.splitlines() if line.startswith(("start position", "ply "))]
+  assert shown == ["start position (ply 0 of 7)",
+                   "ply 1 of 7: white plays a1a2", "ply 2 of 7: black plays e5e4",
+                   "ply 1 of 7: white plays a1a2", "ply 7 of 7: white plays a4b5",
+                   "start position (ply 0 of 7)", "ply 3 of 7: white plays a2a3"]
+  assert out.count("game over: white wins") == 1 and "(already at the end)" in out
+  assert "unknown command 'hello'" in out
+  # Each position is the session's own: after ply 2 the board of `history[2]`.
+  after_two = out.split("ply 2 of 7: black plays e5e4\n")[1].splitlines()
+  assert after_two[0] == "5  b  b  b  b (.)" and after_two[1] == "4  .  .  .  . [b]"
+  assert after_two[6] == "white to move"
+
+
+def test_terminal_tells_commands_from_moves(tmp_path):
+  """A word that is no move ("hello") is an unknown command, answered with the commands; what
+  looks like a move ("zz9") gets the game's reason; `legend` explains the board's markers."""
+  script = "hello\nzz9\nHINTS\npass\nlegend\nquit\n"
+  code, out = run_cli(["--game", "breakthrough", "--rows", "5", "--cols", "5", "--opponent",
+                       "human", "--no-save"], script)
+  assert code == 0
+  assert ("unknown command 'hello'; commands: moves, hint, undo, resign, rules, board, legend, "
+          "pass, new, help, quit ('help' says what each does), or type a move like a1a2") in out
+  assert "unknown command 'HINTS'" in out and "malformed move 'hello'" not in out
+  assert "not played: breakthrough: malformed move 'zz9'" in out
+  assert "not played: passing is not a legal move here" in out
+  legend = "w = white, b = black; . = empty; [w] = the square the last move went to, (.) = the "
+  assert out.count(legend) == 2  # under the title, and for `legend`
+
+
+def test_terminal_turns_the_board_for_the_second_side():
+  """Playing black in Breakthrough, the person's pieces are at the bottom (rank 1 at the top,
+  files from h to a); white's player sees the usual board."""
+  code, out = run_cli(["--game", "breakthrough", "--rows", "5", "--cols", "5", "--opponent",
+                       "random", "--color", "black", "--no-save"], "board\nquit\n")
+  assert code == 0 and "turned round, your side at the bottom." in out
+  board = out.split("black> board\n")[1].splitlines()
+  assert board[0].startswith("1 ") and board[4] == "5  b  b  b  b  b"
+  assert board[5] == "   e  d  c  b  a" and board[6] == "black (you) to move"
+  code, out = run_cli(["--game", "breakthrough", "--rows", "5", "--cols", "5", "--opponent",
+                       "random", "--no-save"], "quit\n")
+  assert "turned round" not in out and "5  b  b  b  b  b\n4 " in out
+
+
+def test_terminal_passes_in_slider():
+  """Slider's pass is a command too (`pass`, or "-" in notation) when it is the legal move."""
+  args = play_cli.build_parser().parse_args(["--game", "slider", "--opponent", "human",
+                                             "--no-save"])
+  out = io.StringIO()
+  terminal = play_cli.Terminal(args, io.StringIO(""), out)
+  env = games.make("slider", size=4, blocks="none")
+  terminal.session = play.Session(env, (None, None), start=env.from_ascii(
+      "....\n..V.\n#...\nHV..\n"))
+  terminal.command("pass")
+  assert "H plays -" in out.getvalue() and terminal.session.moves == ["-"]
+
+
+def test_typed_columns_in_connect_four():
+  """Connect Four takes the column ("d"), any square of it ("d4", as a click there) or its
+  number ("4"); tic-tac-toe's squares are moves of their own, and a number is none."""
+  session = play.Session(games.make("connect_four"), (None, None))
+  assert session.play("d4") == ["d"] and session.play("4") == ["d"]
+  assert session.play("D") == ["d"] and session.play("g6") == ["g"]
+  for bad, reason in (("h1", "malformed move 'h1'"), ("8", "malformed move '8'"),
+                      ("d9", "malformed move 'd9'")):
+    with pytest.raises(ValueError, match=reason):
+      session.play(bad)
+  ttt = play.Session(games.make("tic_tac_toe"), (None, None))
+  with pytest.raises(ValueError, match="malformed move '2'"):
+    ttt.play("2")
+  assert ttt.play("b2") == ["b2"]
 
 
 class Autoplayer(io.StringIO):
@@ -387,7 +485,10 @@ def test_terminal_full_game_against_an_engine(tmp_path):
   assert "red (mcts-100) is thinking: running 100 UCT simulations" in text
   assert "(compiling the search first" in text  # said once, before the first move
   assert "red plays " in text and "value for red" in text and "top moves (visit share)" in text
-  assert "hint: " in text and "took back: " in text and "Pieces: X = red, O = yellow" in text
+  assert "hint: " in text and "took back: " in text
+  assert "Board: X = red, O = yellow; . = empty; [X] = the last move." in text
+  # Yellow is the second side, but Connect Four is not turned round: discs fall down.
+  assert not terminal.flip and "\n1 " in text.split("yellow>")[-1]
   assert session.result()[1] + "." in text
   (record,) = tmp_path.glob("connect_four-*.txt")
   replayed = play.replay_file(record)

@@ -48,6 +48,7 @@ from azjax.play.engines import (
 from azjax.play.records import Replay, replay, replay_file
 from azjax.play.session import Session
 from azjax.play.texts import (
+  board_legend,
   describe_game,
   example_move,
   legend,
@@ -55,13 +56,14 @@ from azjax.play.texts import (
   normalise_move,
   parse_color,
   rules,
+  second_side_at_top,
   side_name,
 )
 
 __all__ = [
     "ENGINES", "Analysis", "Engine", "EngineFactory", "MoveStat", "Replay",
-    "Session", "Setup", "describe", "describe_game", "example_move",
+    "Session", "Setup", "board_legend", "describe", "describe_game", "example_move",
     "find_checkpoint", "legend", "move_squares", "normalise_move", "opponents", "parse_color",
-    "parse_spec", "replay",
-    "replay_file", "resolve_setup", "results_dirs", "rules", "side_name", "value_text",
+    "parse_spec", "replay", "replay_file", "resolve_setup", "results_dirs", "rules",
+    "second_side_at_top", "side_name", "value_text",
 ]

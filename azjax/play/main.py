@@ -25,16 +25,24 @@ from typing import TextIO
 
 COMMANDS = """\
 commands:
-  a2a3       play a move (checkers: c3e5, or a whole jump path c3e5g7; connect four: d)
+  a2a3       play a move (checkers: c3e5, or a whole jump path c3e5g7; connect four: d or d4;
+             slider: e3+ for a piece leaving, - or pass to pass)
   moves      list the legal moves
-  hint       ask the engine what it would play here
+  hint       ask the engine what it would play here (it does not play it)
   undo       take back your last move (and the reply to it)
   resign     give up this game
   rules      how the game is played, and the move notation
   board      show the board again
+  legend     what the letters and brackets on the board mean
   new        start a new game with the same settings
   help       this list
   quit       leave (the game is saved)"""
+# The words of the commands above, for the message about a word that is neither.
+COMMAND_WORDS = ("moves", "hint", "undo", "resign", "rules", "board", "legend", "pass", "new",
+                 "help", "quit")
+# Replay's commands (`replay`).
+REPLAY_HELP = ("Enter or 'n' = next move, 'p' = previous, 'f' = first (the start), 'l' = last, "
+               "a number = that ply, 'q' = quit")
 
 
 def _prog() -> str:
@@ -90,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--save-dir", default="games", help="where game records go (default games/)")
   parser.add_argument("--no-save", action="store_true", help="do not save game records")
   parser.add_argument("--replay", default=None, metavar="FILE",
-                      help="play a saved record back and show the final position")
+                      help="step through a saved game record, move by move (next, previous, "
+                      "first, last)")
   parser.add_argument("--web", action="store_true", help="serve the game as a local web page")
   parser.add_argument("--port", type=int, default=8765, help="web port on 127.0.0.1 (0: any free)")
   parser.add_argument("--open", action="store_true", help="open the page in a browser (--web)")
@@ -112,6 +121,13 @@ class Terminal:
         opponent=args.opponent, color=args.color, watch=watch, players=(args.white, args.black))
     self.session = self.setup.session(self.factory, seed=args.seed)
     self.announced = -1  # Number of moves at the last announced ending.
+    # A person playing the second side alone sees the board from that side, where the game's
+    # second side starts at the top (Breakthrough, checkers).
+    humans = [p for p in (0, 1) if self.session.is_human(p)]
+    self.flip = humans == [1] and play.second_side_at_top(self.session.env)
+
+  def board(self) -> str:
+    return self.session.board_text(flip=self.flip)
 
   def say(self, text: str = "") -> None:
     print(text, file=self.stdout, flush=True)
@@ -136,16 +152,16 @@ class Terminal:
     env = session.env
     self.say(f"azjax play: {play.describe_game(env)}, {session.player_label(0)} against "
              f"{session.player_label(1)}.")
-    if play.legend(env):
-      self.say(f"Pieces: {play.legend(env)}.")
+    self.say(f"Board: {play.board_legend(env)}" + (
+        "; turned round, your side at the bottom." if self.flip else "."))
     for note in self.setup.notes:
       self.say(f"  ({note})")
     humans = [p for p in (0, 1) if session.is_human(p)]
     if humans:
       self.say("Type a move like " + play.example_move(env) + ", or 'help' for the commands "
-               "(moves, hint, undo, resign, rules, quit).")
+               "(moves, hint, undo, resign, rules, legend, quit).")
     self.say()
-    self.say(session.board_text())
+    self.say(self.board())
     while True:
       if session.over:
         self.finish()
@@ -183,7 +199,7 @@ class Terminal:
     self.say(f"{side} plays {analysis.move}  [{analysis.seconds:.2f} s]")
     self.say("  " + play.describe(session.env, analysis, player))
     self.say()
-    self.say(session.board_text())
+    self.say(self.board())
 
   def command(self, line: str) -> None:
     """Handles one line: a command or a move. Errors are printed, never raised."""
@@ -201,7 +217,9 @@ class Terminal:
     elif word == "rules":
       self.say(play.rules(session.env))
     elif word in ("board", "show"):
-      self.say(session.board_text())
+      self.say(self.board())
+    elif word == "legend":
+      self.say(play.board_legend(session.env) + ".")
     elif word == "undo":
       try:
         undone = session.undo()
@@ -209,7 +227,7 @@ class Terminal:
         self.say(f"cannot undo: {err}")
         return
       self.say("took back: " + (" ".join(undone) if undone else "the resignation"))
-      self.say(session.board_text())
+      self.say(self.board())
     elif word == "resign":
       try:
         session.resign()
@@ -217,26 +235,44 @@ class Terminal:
         self.say(str(err))
     elif word == "hint":
       self.hint()
+    elif word == "pass":
+      move = _pass_move(session)
+      if move is None:
+        self.say("not played: passing is not a legal move here (type 'moves' for the legal "
+                 "moves)")
+      else:
+        self.play_move(move)
     elif word == "new":
       self.finish(quiet=True)
       self.session = session = self.setup.session(self.factory, seed=self.args.seed + 1)
       self.announced = -1
       self.say("new game")
-      self.say(session.board_text())
+      self.say(self.board())
+    elif not _looks_like_move(word):
+      self.say(f"unknown command {line.strip()!r}; commands: {', '.join(COMMAND_WORDS)} "
+               f"('help' says what each does), or type a move like "
+               f"{play.example_move(session.env)}")
     else:
-      player = session.to_move
-      try:
-        played = session.play(line)
-      except ValueError as err:
-        self.say(f"not played: {err}")
-        if not session.over:
-          self.say("(type 'moves' for the legal moves, 'help' for the commands)")
-        return
-      alone = sum(session.is_human(p) for p in (0, 1)) == 1
-      who = "you play" if alone else f"{play.side_name(session.env, player)} plays"
-      self.say(f"{who} {' '.join(played)}")
-      self.say()
-      self.say(session.board_text())
+      self.play_move(line)
+
+  def play_move(self, line: str) -> None:
+    """Plays a person's move; a malformed or illegal one is answered with the game's reason."""
+    from azjax import play
+
+    session = self.session
+    player = session.to_move
+    try:
+      played = session.play(line)
+    except ValueError as err:
+      self.say(f"not played: {err}")
+      if not session.over:
+        self.say("(type 'moves' for the legal moves, 'help' for the commands)")
+      return
+    alone = sum(session.is_human(p) for p in (0, 1)) == 1
+    who = "you play" if alone else f"{play.side_name(session.env, player)} plays"
+    self.say(f"{who} {' '.join(played)}")
+    self.say()
+    self.say(self.board())
 
   def hint(self) -> None:
     from azjax import play
@@ -246,9 +282,7 @@ class Terminal:
       self.say("the game is over")
       return
     # The opponent's own search, unless it does not search (a person, random play).
-    engine = next((e for e in session.engines if e is not None and e.kind != "random"), None)
-    if engine is None:
-      engine = self.factory.make(session.env, "mcts")
+    engine = session.hint_engine(lambda: self.factory.make(session.env, "mcts"))
     self.say(f"asking {engine.name}...")
     analysis = session.analyse(engine)
     self.say(f"hint: {analysis.move}; " + play.describe(session.env, analysis, session.to_move))
@@ -271,7 +305,27 @@ class Terminal:
       self.say(f"game record saved to {path}")
 
 
-def replay(path: str, stdout: TextIO) -> int:
+def _looks_like_move(word: str) -> bool:
+  """Whether a typed word is meant as a move rather than a command: it names a square or a
+  number ("a2a3", "zz9", "e3+"), is one or two letters (a Connect Four column "d"), or is a pass
+  ("-"). "hello" is none of these: an unknown command, not a malformed move."""
+  word = word.strip()
+  return (any(c.isdigit() for c in word) or len(word) <= 2
+          or all(c in "-\u2013\u2014" for c in word))
+
+
+def _pass_move(session) -> str | None:
+  """The legal move that is a pass (notation without squares, Slider's "-"), if any."""
+  from azjax import play
+
+  return next((m for m in session.legal_moves()
+               if play.move_squares(session.env, m) == (None, [])), None)
+
+
+def replay(path: str, stdin: TextIO, stdout: TextIO) -> int:
+  """Steps through the record at `path`, one position a command: Enter or 'n' the next move,
+  'p' the previous, 'f' the start, 'l' the end, a number that ply, 'q' (or the end of the
+  input) quits."""
   from azjax import play
 
   try:
@@ -279,11 +333,58 @@ def replay(path: str, stdout: TextIO) -> int:
   except (OSError, ValueError) as err:
     print(f"error: {err}", file=sys.stderr)
     return 1
+
+  def say(text: str = "") -> None:
+    print(text, file=stdout, flush=True)
+
   session = record.session
-  print(f"{path}: {play.describe_game(record.env)}, {len(session.turns())} turns, "
-        f"result {record.result} ({record.tags.get('Termination', '')})", file=stdout)
-  print(session.board_text(), file=stdout)
-  return 0
+  players = ", ".join(f"{side} {record.tags[side.capitalize()]}" for side in session.env.side_names
+                      if side.capitalize() in record.tags)
+  say(f"{path}: {play.describe_game(record.env)}, {len(session.turns())} turns "
+      f"({record.plies} plies), result {record.result} "
+      f"({record.tags.get('Termination', '')})" + (f"; {players}" if players else ""))
+  say(f"Board: {play.board_legend(record.env)}.")
+  say(REPLAY_HELP + ".")
+  ply = 0
+  say()
+  say(record.position_text(ply))
+  while True:
+    stdout.write("replay> ")
+    stdout.flush()
+    line = stdin.readline()
+    if not line:
+      say()
+      return 0
+    if not stdin.isatty():
+      say(line.rstrip("\n"))  # Echo piped input, so a transcript reads like a session.
+    word = line.strip().lower()
+    if word in ("q", "quit", "exit"):
+      return 0
+    target = _replay_target(word, ply, record.plies)
+    if target is None:
+      say(f"unknown command {line.strip()!r}: {REPLAY_HELP}")
+      continue
+    if target == ply:
+      say("(already at the " + ("start)" if ply == 0 else "end)" if ply == record.plies
+                                else f"ply {ply})"))
+      continue
+    ply = target
+    say(record.position_text(ply))
+
+
+def _replay_target(word: str, ply: int, plies: int) -> int | None:
+  """The ply a replay command goes to from `ply` (of `plies`), or None for an unknown one."""
+  if word in ("", "n", "next", "+"):
+    return min(ply + 1, plies)
+  if word in ("p", "prev", "previous", "back", "-"):
+    return max(ply - 1, 0)
+  if word in ("f", "first", "start"):
+    return 0
+  if word in ("l", "last", "end"):
+    return plies
+  if word.isdigit():
+    return min(int(word), plies)
+  return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -297,7 +398,7 @@ def run(argv: list[str] | None = None, *, stdin: TextIO | None = None,
   args = build_parser().parse_args(argv)
   stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
   if args.replay:
-    return replay(args.replay, stdout)
+    return replay(args.replay, stdin, stdout)
   if args.web:
     from azjax import web
 

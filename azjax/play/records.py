@@ -6,10 +6,10 @@ import dataclasses
 import re
 from pathlib import Path
 
-from azjax import games
+from azjax import games, render
 from azjax.games import base
 from azjax.play.session import Session
-from azjax.play.texts import _takes_board_size
+from azjax.play.texts import _takes_board_size, side_name
 
 # -- Replay ----------------------------------------------------------------------------------------
 
@@ -25,6 +25,28 @@ class Replay:
   tags: dict[str, str]
   session: Session
   result: str
+
+  @property
+  def plies(self) -> int:
+    """The number of actions played (a checkers multi-jump is one a hop)."""
+    return len(self.session.moves)
+
+  def position_text(self, ply: int) -> str:
+    """What the move `ply` did, the board after it, and who is to move (or the result at the
+    end): `ply` 0 is the start position."""
+    session, env = self.session, self.env
+    state = session.history[ply]
+    if ply == 0:
+      head = f"start position (ply 0 of {self.plies})"
+    else:
+      head = (f"ply {ply} of {self.plies}: {side_name(env, session.players[ply - 1])} plays "
+              f"{session.moves[ply - 1]}")
+    board = render.to_ascii(env, state).splitlines()[:-1]
+    if ply == self.plies and session.over:
+      status = "game over: " + session.result()[1]
+    else:
+      status = f"{side_name(env, int(state.current_player))} to move"
+    return "\n".join([head] + board + [status])
 
 
 def replay(text: str) -> Replay:

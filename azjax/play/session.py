@@ -118,9 +118,15 @@ class Session:
       line += f", and must go on jumping with the piece on {square}"
     return line
 
-  def board_text(self) -> str:
-    """The ASCII board (rank and file labels, last move marked) and the status line."""
+  def board_text(self, *, flip: bool = False) -> str:
+    """The ASCII board (rank and file labels, last move marked) and the status line.
+
+    With `flip` the board is turned round (rank 1 at the top, files from right to left), as the
+    second player sees it across the table.
+    """
     lines = render.to_ascii(self.env, self.state).splitlines()[:-1]
+    if flip:
+      lines = _turned_round(lines, self.env.rows, self.env.cols)
     return "\n".join(lines + [self.status()])
 
   # -- Moves -----------------------------------------------------------------------------------
@@ -139,7 +145,29 @@ class Session:
       # A whole path (a checkers multi-jump); it may stop midway, the player then goes on
       # move by move.
       return self.env.path_to_actions(self.state, move, complete=False)
-    return [self.env.move_to_action(self.state, move)]
+    try:
+      return [self.env.move_to_action(self.state, move)]
+    except ValueError:
+      clicked = self._as_click(move)
+      if clicked is None:
+        raise
+      return [self.env.move_to_action(self.state, clicked)]
+
+  def _as_click(self, move: str) -> str | None:
+    """The move a typed square stands for where a click on it plays one (Connect Four: "d4" is
+    column d, as a click on d4 is), or a bare file number in a game of columns ("4" is d);
+    None for anything else."""
+    env = self.env
+    if re.fullmatch(r"\d+", move) and 1 <= int(move) <= env.cols:
+      file = base.FILES[int(move) - 1]
+      column = {env.one_click_move(f"{file}{rank}") for rank in range(1, env.rows + 1)}
+      # Only where every square of the file is the same move (a column, not a square).
+      return column.pop() if len(column) == 1 and None not in column else None
+    try:
+      (square,) = base.parse_squares(move, env.rows, env.cols, env.name)
+    except ValueError:
+      return None
+    return env.one_click_move(base.square_name(square, env.cols))
 
   def play(self, text: str) -> list[str]:
     """Plays a person's move (notation, or a checkers path); returns the notation of each action.
@@ -163,6 +191,13 @@ class Session:
     analysis = self.analyse(engine)
     self._apply(analysis.action, analysis)
     return analysis
+
+  def hint_engine(self, fallback: Callable[[], Engine]) -> Engine:
+    """The engine that gives a person hints: the first engine of the game that searches (the
+    opponent's own search), else `fallback()` (built only then; a person against a person or
+    against random play)."""
+    engine = next((e for e in self.engines if e is not None and e.kind != "random"), None)
+    return engine if engine is not None else fallback()
 
   def analyse(self, engine: Engine) -> Analysis:
     """`engine`'s analysis of the current position (a hint, or its move), without playing it."""
@@ -265,6 +300,22 @@ class Session:
     path.write_text(self.record())
     self.saved_path = path
     return path
+
+
+def _turned_round(lines: list[str], rows: int, cols: int) -> list[str]:
+  """`render.to_ascii`'s board lines (ranks top down, then the files) turned round by 180
+  degrees: every square is three characters wide after the rank label."""
+  width = len(str(rows))
+  ranks, files = lines[:rows], lines[rows]
+  turned = []
+  for line in reversed(ranks):
+    cells = line[width + 1:].ljust(3 * cols)
+    flipped = "".join(cells[3 * c:3 * c + 3] for c in reversed(range(cols)))
+    turned.append((line[:width + 1] + flipped).rstrip())
+  cells = files[width + 1:].ljust(3 * cols)
+  turned.append((files[:width + 1] + "".join(cells[3 * c:3 * c + 3]
+                                              for c in reversed(range(cols)))).rstrip())
+  return turned
 
 
 def _first_square(move: str) -> str:

@@ -41,6 +41,39 @@ def legend(env: base.Game) -> str | None:
   return env.legend()
 
 
+def board_legend(env: base.Game) -> str:
+  """Every marker of the text board (`Session.board_text`): the pieces (`legend`), the empty
+  square, and the last move's brackets."""
+  empty = env.piece_symbols.get(0, ".")
+  parts = [env.legend() or "", f"{empty} = empty"]
+  if env.one_click_move(base.square_name(0, env.cols)) is not None:  # A drop has no from-square.
+    parts.append(f"[{_any_piece(env)}] = the last move")
+  else:
+    parts.append(f"[{_any_piece(env)}] = the square the last move went to, ({empty}) = the "
+                 "square it came from")
+  return "; ".join(p for p in parts if p)
+
+
+def _any_piece(env: base.Game) -> str:
+  return next((s for c, s in sorted(env.piece_symbols.items()) if c != 0), "x")
+
+
+def second_side_at_top(env: base.Game) -> bool:
+  """Whether the second player's pieces start at the top of the board (Breakthrough,
+  checkers): a person playing that side then sees the board turned round, their pieces at the
+  bottom. Not in games that start empty (Connect Four, where discs fall down, and
+  tic-tac-toe) or where the second side starts at the bottom (Slider's V)."""
+  import jax
+  import numpy as np
+
+  board = np.asarray(env.board_array(env.init(jax.random.key(0))))
+  rows = np.arange(board.shape[0])[:, None] * np.ones_like(board)
+  owners = np.vectorize(lambda c: -1 if c == 0 else env.piece_owner(int(c)))(board)
+  if not ((owners == 0).any() and (owners == 1).any()):
+    return False
+  return float(rows[owners == 1].mean()) > float(rows[owners == 0].mean())
+
+
 def example_move(env: base.Game) -> str:
   """A move in `env`'s notation, for prompts ("a2a3", "c3d4", "d", "b2")."""
   return env.example_move
@@ -49,7 +82,6 @@ def example_move(env: base.Game) -> str:
 def rules(env: base.Game) -> str:
   """A short tutorial of the rules of `env` and of the move notation."""
   return env.rules_text
-
 
 
 def describe_game(env: base.Game) -> str:

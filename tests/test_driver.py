@@ -44,7 +44,7 @@ def test_warm_start_refuses_another_network(tmp_path):
 
 
 def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
-  from experiments import _cli
+  from azjax.cli import train as _cli
 
   run_dir = tmp_path / "run"
   run_dir.mkdir()

@@ -9,7 +9,7 @@ import pytest
 from jax._src import compilation_cache
 
 from azjax import loop
-from experiments import _cli
+from azjax.cli import train as _cli
 
 
 @pytest.fixture

@@ -1,0 +1,159 @@
+"""The training command: `azjax train GAME [options]`, or `python -m experiments.<game>`.
+
+`main(game, argv)` trains one game (the scripts experiments/<game>.py call it with theirs);
+`command(argv)` reads the game from the command line first (`azjax train`). `build_config`,
+`new_run_dir` and the compile-cache options serve the sweep command too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+from azjax import config as config_lib
+from azjax.cli.common import prog
+
+
+def build_config(game: str, preset: str, overrides: list[str], minutes: float | None,
+                 iterations: int | None,
+                 base: config_lib.Config | None = None) -> config_lib.Config:
+  """The preset (or `base`, a resumed run's saved config) with overrides applied and
+  validated (raises ValueError naming the key)."""
+  config = base if base is not None else config_lib.preset(preset, game=game)
+  if config.game != game:
+    source = "the saved config" if base is not None else f"--preset {preset}"
+    raise ValueError(f"{source} is for {config.game}, not {game}")
+  config = config_lib.override(config, config_lib.parse_overrides(overrides))
+  if config.game != game:  # Each entry point trains its own game (and says so in its name).
+    raise ValueError(f"config game={config.game!r}: {prog(f'train {game}', game)} trains "
+                     f"{game}; use {prog(f'train {config.game}', config.game)} instead")
+  if minutes is not None:
+    config = dataclasses.replace(config, minutes=minutes)
+  if iterations is not None:
+    config = dataclasses.replace(config, iterations=iterations)
+  return config.validate()
+
+
+def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None = None) -> Path:
+  """A directory for a new run that does not exist yet: `runs/<preset>-<YYYYmmdd-HHMMSS>`
+  (with `-2`, `-3`, ... if two runs start in the same second)."""
+  stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+  path = Path(root) / f"{preset_name}-{stamp}"
+  number = 1
+  while path.exists():
+    number += 1
+    path = Path(root) / f"{preset_name}-{stamp}-{number}"
+  return path
+
+
+def add_compile_cache_options(parser: argparse.ArgumentParser) -> None:
+  """--compile-cache DIR and --no-compile-cache (see `use_compile_cache`)."""
+  parser.add_argument("--compile-cache", default=None, metavar="DIR",
+                      help="keep compiled programs in DIR, so that the next start with the "
+                      "same program (a --resume, the same preset) skips compiling (default: "
+                      "$AZJAX_COMPILE_CACHE, else ~/.cache/azjax/jax)")
+  parser.add_argument("--no-compile-cache", action="store_true",
+                      help="compile without JAX's persistent compilation cache")
+
+
+def use_compile_cache(args: argparse.Namespace) -> None:
+  """Turns on JAX's persistent compilation cache unless `--no-compile-cache`; says where."""
+  if args.no_compile_cache:
+    return
+  from azjax.loop import enable_compile_cache  # noqa: PLC0415 (imports JAX)
+
+  path = enable_compile_cache(args.compile_cache)
+  print(f"compilation cache: {path} (--no-compile-cache turns it off)")
+
+
+def command(argv: list[str] | None = None) -> None:
+  """`azjax train GAME [options]`: `main` for the game named first on the command line."""
+  from azjax import games  # noqa: PLC0415 (imports JAX)
+
+  parser = argparse.ArgumentParser(
+      prog=prog("train"), description="Train an AlphaZero agent for a game by self-play.",
+      epilog=f"`{prog('train')} GAME --help` lists the training options.")
+  parser.add_argument("game", metavar="GAME", choices=games.GAMES,
+                      help="one of " + ", ".join(games.GAMES))
+  parser.add_argument("options", nargs=argparse.REMAINDER,
+                      help="the training options (--preset, --set KEY=VALUE, --minutes, ...)")
+  args = parser.parse_args(argv)
+  main(args.game, args.options)
+
+
+def main(game: str, argv: list[str] | None = None) -> None:
+  """Trains `game` as the command line `argv` (default `sys.argv[1:]`) asks."""
+  parser = argparse.ArgumentParser(
+      prog=prog(f"train {game}", game),
+      description=f"Train an AlphaZero agent for {game} by self-play.")
+  parser.add_argument("--preset", default=None,
+                      help="auto (the default: a GPU preset with an accelerator, else a CPU "
+                      "one) or one of: " + ", ".join(config_lib.PRESETS)
+                      + "; with --resume the run's saved config is used instead")
+  parser.add_argument("--set", dest="overrides", action="append", default=[],
+                      metavar="KEY=VALUE", help="override a config field (repeatable)")
+  parser.add_argument("--minutes", type=float, default=None,
+                      help="training time budget; the clock starts once the training "
+                      "iteration has compiled, so compilation is not counted")
+  parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
+  parser.add_argument("--run-dir", default=None,
+                      help="where metrics, plots and checkpoints go (default: a new "
+                      "runs/<preset>-<date>-<time>); a directory that holds a run is refused "
+                      "unless --resume or --overwrite is given")
+  parser.add_argument("--resume", action="store_true",
+                      help="continue the run in --run-dir with its saved config (only "
+                      "--minutes and --iterations may change)")
+  parser.add_argument("--overwrite", action="store_true",
+                      help="start a new run in a --run-dir that holds one, deleting that run's "
+                      "config, metrics, plots, checkpoints and networks first")
+  parser.add_argument("--no-memory-check", action="store_true",
+                      help="skip the estimate of the run's device memory")
+  parser.add_argument("--init-from", default=None, metavar="RUN_DIR",
+                      help="start from the network of another run (same game and network; "
+                      "fresh optimizer, buffer and games)")
+  parser.add_argument("--devices", type=int, default=None,
+                      help="split the batches over this many devices (default: all)")
+  add_compile_cache_options(parser)
+  parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+  parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
+  parser.add_argument("--print-config", action="store_true", help="print the config and exit")
+  args = parser.parse_args(argv)
+  if args.resume and args.preset is not None:
+    parser.exit(2, "error: --resume continues a run with its saved config; drop --preset\n")
+  if args.resume and args.run_dir is None:
+    parser.exit(2, "error: --resume continues the run in --run-dir DIR; name it\n")
+  if args.resume and args.overwrite:
+    parser.exit(2, "error: --resume continues a run and --overwrite replaces it; give one\n")
+  preset = args.preset or "auto"
+  try:
+    preset_name = config_lib.resolve_preset_name(preset, game)
+    # A new directory by default: no command may write over a run (or the committed
+    # results/) that it was not pointed at.
+    run_dir = Path(args.run_dir) if args.run_dir else new_run_dir(preset_name)
+    # Resuming starts from the run's own config, not today's preset (the presets, or the
+    # machine that "auto" resolves on, may have changed since).
+    base = config_lib.read_config(run_dir) if args.resume else None
+    config = build_config(game, preset, args.overrides, args.minutes, args.iterations, base)
+  except (ValueError, FileNotFoundError) as err:
+    parser.exit(2, f"error: {err}\n")
+  if args.print_config:
+    print(config.to_json())
+    return
+  source = "its saved config" if args.resume else f"preset {preset_name}"
+  print(f"azjax: {game}, {source}, run directory {run_dir}")
+  use_compile_cache(args)  # Before anything compiles: JAX decides once per process.
+  from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
+  try:
+    summary = train_and_evaluate(config, run_dir, resume=args.resume, overwrite=args.overwrite,
+                                 progress=not args.no_progress, tensorboard=args.tensorboard,
+                                 init_from=args.init_from, devices=args.devices,
+                                 memory_limit=None if args.no_memory_check else -1)
+  except (ValueError, FileNotFoundError, NaNLossError) as err:
+    print(f"error: {err}", file=sys.stderr)
+    sys.exit(1)
+  print("\n" + str(summary))
+  print(f"continue it: {parser.prog} --run-dir {run_dir} --resume; play against it: "
+        f"{prog('play')} --checkpoint {run_dir}")

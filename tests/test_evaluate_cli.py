@@ -1,4 +1,4 @@
-"""The `python -m experiments.evaluate` command line: --ladder, --pool and argument errors."""
+"""`azjax evaluate` (python -m experiments.evaluate): --ladder, --pool and argument errors."""
 
 import json
 import shutil
@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from azjax import driver
+from azjax.cli import evaluate
 from azjax.config import Config
-from experiments import evaluate
 
 
 @pytest.fixture(scope="module")

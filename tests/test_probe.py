@@ -215,7 +215,7 @@ TINY_RUN = Config(game="breakthrough", rows=5, cols=5, net="resnet", channels=4,
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-  from experiments import export
+  from azjax.cli import export
   run_dir = tmp_path_factory.mktemp("run")
   env = games.make("breakthrough", **TINY_RUN.game_kwargs())
   model = nets.make(TINY_RUN.net_config(), env.num_actions)
@@ -368,7 +368,7 @@ def test_pooled_probe_reads_a_count_concept_a_flat_probe_struggles_with():
 
 
 def test_probe_cli_on_an_export(exported, tmp_path):
-  from experiments import probe
+  from azjax.cli import probe
   run_dir, _, _, _ = exported
   out = tmp_path / "probe"
   probe.main(["--run", str(run_dir), "--dataset", str(run_dir / "export"), "--out", str(out),
@@ -385,7 +385,7 @@ def test_probe_cli_on_an_export(exported, tmp_path):
 
 
 def test_probe_cli_tcav_on_a_sample_of_whole_games(exported, tmp_path):
-  from experiments import probe
+  from azjax.cli import probe
   run_dir, _, _, _ = exported
   summary = tmp_path / "probe" / "summary.md"
   probe.main(["--checkpoint", str(run_dir), "--dataset", str(run_dir / "export"), "--out",
@@ -399,7 +399,7 @@ def test_probe_cli_tcav_on_a_sample_of_whole_games(exported, tmp_path):
 
 
 def test_probe_cli_pooled_features_without_tcav(exported, tmp_path):
-  from experiments import probe
+  from azjax.cli import probe
   run_dir, _, _, _ = exported
   out = tmp_path / "probe"
   probe.main(["--checkpoint", str(run_dir), "--dataset", str(run_dir / "export"), "--out",
@@ -414,7 +414,7 @@ def test_probe_cli_pooled_features_without_tcav(exported, tmp_path):
 def test_probe_run_without_snapshots_warns(exported, tmp_path, capsys):
   import shutil
 
-  from experiments import probe
+  from azjax.cli import probe
   run_dir, _, _, _ = exported
   copy = tmp_path / "run"
   shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("models", "checkpoints"))

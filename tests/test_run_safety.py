@@ -12,8 +12,8 @@ import pytest
 
 from azjax import checkpoint, driver, train
 from azjax import config as config_lib
+from azjax.cli import train as _cli
 from azjax.config import Config
-from experiments import _cli
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # One config for every training below (`max_iterations` stops early), so that they share one
@@ -90,7 +90,7 @@ def test_commands_leave_a_committed_result_byte_identical(tmp_path, capsys):
   err = cli_error(capsys, "tic_tac_toe", ["--run-dir", str(run), "--resume"])
   assert "holds a trained network (model) but no checkpoint" in err and "--init-from" in err
   # Evaluation writes to a committed run only when --out names it.
-  from experiments import evaluate
+  from azjax.cli import evaluate
   args = evaluate.build_parser().parse_args(["--checkpoint", str(RESULTS / "tic_tac_toe")])
   assert evaluate.output_dir(args, args.checkpoint) is None
   assert evaluate.output_dir(args, tmp_path) == tmp_path
@@ -257,7 +257,7 @@ def test_config_file_errors_name_the_file(tmp_path):
     ("probe", ["--simulations", "0"], "--simulations"), ("probe", ["--seeds", "0"], "--seeds")])
 def test_export_and_probe_check_their_arguments(module, argv, flag, capsys):
   import importlib
-  main = importlib.import_module(f"experiments.{module}").main
+  main = importlib.import_module(f"azjax.cli.{module}").main
   with pytest.raises(SystemExit) as info:
     main(["--checkpoint", str(RESULTS / "tic_tac_toe"), *argv])
   assert info.value.code == 2

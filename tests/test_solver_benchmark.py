@@ -158,7 +158,7 @@ def test_play_vs_solver_reports_both_colours():
 
 
 def test_evaluate_solver_mode(tmp_path):
-  from experiments import evaluate
+  from azjax.cli import evaluate
 
   assert evaluate.simulation_counts("32,128") == (32, 128) and evaluate.simulation_counts("8") == 8
   positions = sb.Positions.load(RESULTS / "solver_benchmark" / "tic_tac_toe.npz")

@@ -1,0 +1,127 @@
+"""Export a trained network's parameters and a probing dataset (numpy files, no azjax needed).
+
+    azjax export --checkpoint results/breakthrough_cpu --states 3000
+    azjax export --checkpoint DIR --agent mcts:200 --opening-moves 4
+
+(the same: `python -m experiments.export`).
+
+Writes to `--out` (default `<checkpoint>/export`):
+
+    params.npz        the network's parameters and BatchNorm statistics, flat names
+                      ("params/res_block_0/conv_0/kernel", "batch_stats/stem_bn/mean", ...)
+    meta.json         game, board size, layer shapes, concepts, how the states were collected
+    states.npz        the state table (game id, ply, boards, player to move, legal mask, chosen
+                      action, search policy and value, network value, outcome, every concept)
+    states.csv        its scalar columns and the board as text
+    activations.npz   every layer's activations of every state ("input" = the observation)
+
+`azjax/probe/dataset.py` documents each array; the README's "Probing" section shows how to load
+them with numpy alone. Positions come from self-play of the checkpoint (`--agent self`, the
+run's self-play search with its noise) or from games of another agent (`random`,
+`mcts:<simulations>`, `alphabeta:<depth>`, or `policy`: the checkpoint's raw policy, sampled);
+every position is searched by the checkpoint all the same, for the policy and value columns.
+Identical positions are kept once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from azjax.cli.common import check_counts, prog
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog=prog("export"),
+                                   description=__doc__.split("\n")[0])
+  parser.add_argument("--checkpoint", required=True, help="a run directory")
+  parser.add_argument("--out", default=None, help="output directory (default <checkpoint>/export)")
+  parser.add_argument("--states", type=int, default=3000, help="distinct positions")
+  parser.add_argument("--agent", default="self",
+                      help="who plays the games: self, policy, random, mcts:<n>, alphabeta:<d>")
+  parser.add_argument("--simulations", type=int, default=None,
+                      help="the checkpoint's search simulations (default: the run's self-play)")
+  parser.add_argument("--batch", type=int, default=64, help="games played together")
+  parser.add_argument("--opening-moves", type=int, default=0,
+                      help="uniformly random plies at the start of every game")
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--no-activations", action="store_true",
+                      help="write the state table only")
+  return parser
+
+
+def mover_policy(spec: str, env, model, variables):
+  """The policy choosing the moves (None: the checkpoint's own search) and a description."""
+  from azjax import agents
+  if spec == "self":
+    return None, "self-play of the checkpoint"
+  if spec == "policy":
+    agent = agents.make_raw_policy(env, model=model, variables=variables, sample=True)
+    return agent.policy, "the checkpoint's raw policy, sampled"
+  from azjax.cli.evaluate import parse_opponent
+  agent = parse_opponent(env, spec)
+  return agent.policy, f"games of {agent.name} against itself"
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+  """Exits with a message naming the flag for a count that cannot be."""
+  check_counts(parser, (("--states", args.states, 1), ("--batch", args.batch, 1),
+                        ("--simulations", args.simulations, 1),
+                        ("--opening-moves", args.opening_moves, 0)))
+
+
+def main(argv: list[str] | None = None) -> None:
+  parser = build_parser()
+  args = parser.parse_args(argv)
+  check_args(parser, args)
+  run_dir = Path(args.checkpoint)
+  out = Path(args.out) if args.out else run_dir / "export"
+
+  from azjax import checkpoint, games, nets
+  from azjax.probe import dataset
+
+  config = checkpoint.read_config(run_dir)
+  env = games.make(config.game, **config.game_kwargs())
+  model = nets.make(config.net_config(), env.num_actions)
+  variables = checkpoint.load_model(run_dir,
+                                    dataset.abstract_network(model, env.observation_shape))
+  try:
+    policy, source = mover_policy(args.agent, env, model, variables)
+  except ValueError as err:
+    sys.exit(f"error: {err}")
+  # Self-play keeps the run's search noise (the games differ); another agent's positions are
+  # labelled by the noiseless evaluation search.
+  search_config = config.search_config(evaluation=policy is not None)
+  if args.simulations:
+    search_config = dataclasses.replace(search_config, simulations=args.simulations)
+
+  states, table = dataset.collect(
+      env, model, variables, search_config, num_states=args.states,
+      key=jax.random.key(args.seed), batch=args.batch, policy=policy,
+      opening_moves=args.opening_moves)
+  acts = {} if args.no_activations else dataset.activations(
+      model, variables, np.asarray(states.observation))
+  meta = dict(
+      game=config.game, game_kwargs=config.game_kwargs(), checkpoint=str(run_dir),
+      net=dataclasses.asdict(config.net_config()), num_actions=env.num_actions,
+      observation_shape=list(env.observation_shape),
+      source=f"{source}; search {search_config.algorithm} {search_config.simulations} "
+      f"simulations, gumbel_scale {search_config.gumbel_scale}; {args.opening_moves} random "
+      f"opening plies; seed {args.seed}",
+      concepts=dataset.concept_meta(env))
+  dataset.save(out, dataset.Dataset(table=table, activations=acts, meta=meta))
+  checkpoint.export_npz(variables, out / "params.npz")
+  games_count = len(np.unique(table["game_id"]))
+  print(f"export: {len(table['game_id'])} positions from {games_count} games ({source}) "
+        f"-> {out}")
+  for name in sorted(p.name for p in out.iterdir()):
+    print(f"  {name:18s} {(out / name).stat().st_size / 1e6:8.2f} MB")
+
+
+if __name__ == "__main__":
+  main()

@@ -73,7 +73,7 @@ def test_a_grid_too_big_for_memory_stops_before_compiling():
 
 
 def test_cli_rejects_bad_input_before_compiling(capsys):
-  from experiments import sweep as cli
+  from azjax.cli import sweep as cli
   with pytest.raises(SystemExit) as err:
     cli.main(["--game", "tic_tac_toe", "--grid", "game=connect_four", "--dry-run"])
   assert err.value.code == 2

@@ -78,7 +78,7 @@ def command(argv: list[str] | None = None) -> None:
       epilog=f"`{prog('train')} GAME --help` lists the training options.")
   parser.add_argument("game", metavar="GAME", choices=games.GAMES,
                       help="one of " + ", ".join(games.GAMES))
-  parser.add_argument("options", nargs=argparse.REMAINDER,
+  parser.add_argument("options", metavar="OPTIONS", nargs=argparse.REMAINDER,
                       help="the training options (--preset, --set KEY=VALUE, --minutes, ...)")
   args = parser.parse_args(argv)
   main(args.game, args.options)

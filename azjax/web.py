@@ -10,6 +10,7 @@ and JavaScript, no external resources) and a small JSON API over one `azjax.play
     POST /api/click {square}  a click on the board (select a piece, move it, drop a disc)
     POST /api/move {move}     a move typed in notation
     POST /api/agent           the engine to move plays one move
+    POST /api/hint            the move an engine suggests to the person to move (not played)
     POST /api/undo, /api/resign
     POST /api/new {game, opponent, color, sims}   a new game with these settings
 
@@ -54,6 +55,9 @@ REQUEST_TIMEOUT = 20.0  # Seconds a connection may stay silent (idle, or in the 
 # ladder. A move then takes seconds; far more would hold the session's lock for minutes.
 MAX_SIMULATIONS = 20480
 LISTEN_BACKLOG = 128  # socketserver's default of 5 resets connections in a burst.
+# The simulations of each kind that searches when the page's field is left empty.
+SIMULATION_DEFAULTS = {k: agents.KINDS[k].default for k in OPPONENTS
+                       if agents.KINDS[k].number == "simulations"}
 
 
 @dataclasses.dataclass
@@ -82,6 +86,19 @@ class App:
     # The page's last state, served while the lock is held (an engine thinking).
     self.snapshot = self.state_json()
 
+  @property
+  def message(self) -> str:
+    """What the page says under the board: the reason a click or move was refused, or news."""
+    return self._message
+
+  @message.setter
+  def message(self, text: str) -> None:
+    self._message, self.message_kind = text, "error" if text else ""
+
+  def say(self, text: str) -> None:
+    """A message that is news, not an error (a take-back, a hint)."""
+    self._message, self.message_kind = text, "info"
+
   @classmethod
   def from_args(cls, args: argparse.Namespace) -> "App":
     """The app for the command line of `azjax.play.main`."""
@@ -106,6 +123,7 @@ class App:
     self.settings, self.setup, self.session = settings, setup, session
     self.selected: str | None = None
     self.message = ""
+    self.hint_of: tuple[int, play.Analysis, str] | None = None  # (ply, analysis, engine name)
 
   def click(self, square: str) -> None:
     """A click on `square`: select a piece, move the selected one, or drop a disc or mark.
@@ -130,7 +148,7 @@ class App:
     targets = self._targets()
     if self.selected is None:
       if square in targets:
-        self.selected, self.message = square, ""
+        self._select(square)
       else:
         self.message = self._why_not_selectable(square)
       return
@@ -139,11 +157,20 @@ class App:
     elif square in targets.get(self.selected, ()):
       self.move(self.selected + square)
     elif square in targets and not session.continuing_square():
-      self.selected, self.message = square, ""
+      self._select(square)
     elif self._owner(square) == session.to_move:  # Another own piece that cannot move now.
       self.message = self._why_not_selectable(square)
     else:
       self.move(self.selected + square)  # Illegal: let the rules say why.
+
+  def _select(self, square: str) -> None:
+    """Selects the piece on `square`; a move of it with no target square to click (a Slider
+    piece leaving the board) is said, and offered as a button (`special_moves`)."""
+    self.selected, self.message = square, ""
+    off = [m for m in self._special_moves() if m["from"] == square]
+    if off:
+      self.say(f"{square} can leave the board: press '{off[0]['label']}'" + (
+          ", or click a target square" if self._targets().get(square) else ""))
 
   def move(self, text: str) -> None:
     """Plays a move typed in notation; an illegal one only sets `message`."""
@@ -165,10 +192,35 @@ class App:
     self.selected = self.session.continuing_square() if self.session.human_to_move else None
     self._save_if_over()
 
+  def hint(self) -> None:
+    """The move an engine suggests to the person to move, with its evaluation; not played.
+
+    The engine is the opponent's own search (a rollout MCTS where the opponent does not
+    search), as the terminal's `hint`; the suggested move's squares are highlighted until the
+    position changes.
+    """
+    session = self.session
+    if not session.human_to_move:
+      self.message = "the game is over" if session.over else "wait: it is not your turn"
+      return
+    engine = session.hint_engine(lambda: self.factory.make(session.env, "mcts"))
+    analysis = session.analyse(engine)
+    self.hint_of = (len(session.moves), analysis, engine.name)
+    self.selected = session.continuing_square()
+    self.say(f"hint from {engine.name}: {analysis.move}; "
+             + play.describe(session.env, analysis, session.to_move))
+
+  def _current_hint(self) -> play.Analysis | None:
+    """The last hint, while its position is on the board and the person is to move."""
+    if self.hint_of is None or not self.session.human_to_move:
+      return None
+    ply, analysis, _ = self.hint_of
+    return analysis if ply == len(self.session.moves) else None
+
   def undo(self) -> None:
     try:
       undone = self.session.undo()
-      self.message = "took back " + (" ".join(undone) if undone else "the resignation")
+      self.say("took back " + (" ".join(undone) if undone else "the resignation"))
     except ValueError as err:
       self.message = f"cannot undo: {err}"
     self.selected = self.session.continuing_square()
@@ -181,6 +233,24 @@ class App:
     self.selected = None
     self._save_if_over()
 
+  def _color_choice(self) -> str:
+    """The form's "You play" choice: "white" (first), "black" (second) or "watch", also for a
+    game's own colour given on the command line ("--color yellow")."""
+    if self.settings.color == "watch":
+      return "watch"
+    try:
+      player = play.parse_color(self.session.env, self.settings.color)
+    except ValueError:
+      return "white"
+    return ("white", "black")[player]
+
+  def _default_opponents(self) -> dict[str, str]:
+    """The kind the default opponent ("") is in each game: "az" where results/ has a trained
+    agent, else "mcts" (found once, on the first call)."""
+    if not hasattr(self, "_defaults"):
+      self._defaults = {g: "az" if play.find_checkpoint(g) else "mcts" for g in games.GAMES}
+    return self._defaults
+
   def _human_side(self) -> int | None:
     humans = [p for p in (0, 1) if self.session.is_human(p)]
     if len(humans) == 1:
@@ -190,6 +260,22 @@ class App:
   def _save_if_over(self) -> None:
     if self.session.over and self.save_dir and self.session.moves:
       self.session.save(self.save_dir)
+
+  def _special_moves(self) -> list[dict[str, Any]]:
+    """The legal moves of the person to move that no click on a square can play, as buttons:
+    a pass ("-" in Slider), and a selected piece's move off the board ("e3+")."""
+    if not self.session.human_to_move:
+      return []
+    buttons = []
+    for move in self.session.legal_moves():
+      frm, to = play.move_squares(self.session.env, move)
+      if to:
+        continue
+      if frm is None:
+        buttons.append({"move": move, "from": None, "label": "Pass"})
+      elif frm == self.selected:
+        buttons.append({"move": move, "from": frm, "label": f"Move {frm} off the board"})
+    return buttons
 
   def _targets(self) -> dict[str, list[str]]:
     """from-square -> target squares of the legal moves."""
@@ -223,11 +309,17 @@ class App:
   def state_json(self) -> dict[str, Any]:
     session, env = self.session, self.session.env
     humans = [p for p in (0, 1) if session.is_human(p)]
-    flip = humans == [1]  # The person playing the second side sees the board from there.
+    # The person playing the second side sees the board from there, where that side starts at
+    # the top (not Connect Four, where discs fall down).
+    flip = humans == [1] and play.second_side_at_top(env)
     highlight = []
     targets = self._targets() if session.human_to_move else {}
+    hint = self._current_hint()
     if self.selected:
       highlight = [self.selected] + targets.get(self.selected, [])
+    elif hint is not None:  # The suggested move's squares.
+      frm, to = play.move_squares(env, hint.move)
+      highlight = ([frm] if frm else []) + to
     next_engine = None if session.over or session.human_to_move else (
         session.engines[session.to_move])
     last = next((i for i in range(len(session.analyses) - 1, -1, -1)
@@ -257,6 +349,7 @@ class App:
                              highlight_squares=highlight),
         "status": session.status(),
         "message": self.message,
+        "message_kind": self.message_kind,
         "over": session.over,
         "result": score,
         "result_text": result,
@@ -268,20 +361,28 @@ class App:
             + ("" if next_engine.compiled else " (compiling the search first: a few seconds)")),
         "selected": self.selected,
         "legal": session.legal_moves() if session.human_to_move else [],
+        "special_moves": self._special_moves(),
+        "hint": None if hint is None else {
+            "move": hint.move, "engine": self.hint_of[2],
+            "text": play.describe(env, hint, session.to_move)},
         "moves": session.turns(),
         "players": [session.player_label(0), session.player_label(1)],
         "sides": [play.side_name(env, 0), play.side_name(env, 1)],
         "analysis": analysis,
         "notes": self.setup.notes,
+        "legend": play.legend(env),
         "can_undo": _can_undo(session),
         "saved": str(session.saved_path) if session.saved_path else None,
         "rules": play.rules(env),
         "humans": len(humans),
         "settings": {"game": env.name, "opponent": self.settings.opponent or "",
-                     "color": self.settings.color, "sims": self.settings.sims},
+                     "color": self._color_choice(), "sims": self.settings.sims},
         # "" is the default opponent: the trained agent if results/ has one, else mcts.
         "options": {"games": list(games.GAMES), "opponents": [""] + list(OPPONENTS),
-                    "descriptions": {k: agents.KINDS[k].help_line() for k in OPPONENTS}},
+                    "descriptions": {k: agents.KINDS[k].help_line() for k in OPPONENTS},
+                    # What an empty "simulations" field means, for each kind that searches.
+                    "sims_defaults": SIMULATION_DEFAULTS,
+                    "default_opponents": self._default_opponents()},
     }
 
   # -- HTTP --------------------------------------------------------------------------------------
@@ -306,6 +407,8 @@ class App:
           self.move(str(body.get("move", "")))
         elif method == "POST" and path == "/api/agent":
           self.agent()
+        elif method == "POST" and path == "/api/hint":
+          self.hint()
         elif method == "POST" and path == "/api/undo":
           self.undo()
         elif method == "POST" and path == "/api/resign":
@@ -520,4 +623,5 @@ def serve(app: App, *, port: int = 8765, open_browser: bool = False,
 
 
 __all__ = ["App", "Handler", "LISTEN_BACKLOG", "MAX_BODY_BYTES", "MAX_SIMULATIONS", "OPPONENTS",
-           "REQUEST_TIMEOUT", "STATIC_DIR", "Server", "Settings", "check_simulations", "serve"]
+           "REQUEST_TIMEOUT", "SIMULATION_DEFAULTS", "STATIC_DIR", "Server", "Settings",
+           "check_simulations", "serve"]

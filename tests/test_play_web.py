@@ -19,7 +19,7 @@ import pytest
 
 from azjax import agents, games, play, web
 
-from positions import CHECKERS_CHOICE
+from positions import CHECKERS_CHOICE, tic_tac_toe_position
 
 
 def post(app, path, **body):
@@ -109,7 +109,7 @@ def test_new_game_settings_and_errors(app, monkeypatch, tmp_path):
   state = post(app, "/api/new", game="tic_tac_toe", opponent="alphabeta", color="black")
   assert state["game"] == "tic_tac_toe" and state["agent_to_move"]
   assert state["players"] == ["X (alphabeta-d2)", "O (you)"]
-  assert 'data-flip="true"' in state["svg"]  # the person's side at the bottom
+  assert 'data-flip="false"' in state["svg"]  # a board that starts empty is not turned round
   state = post(app, "/api/agent")
   assert state["analysis"]["value_text"].startswith("evaluation for X")
   state = post(app, "/api/click", square=state["analysis"]["move"])  # an occupied square
@@ -125,6 +125,72 @@ def test_new_game_settings_and_errors(app, monkeypatch, tmp_path):
       break
   assert state["over"] and state["saved"] and Path(state["saved"]).exists()
   assert post(app, "/api/click", square="d1")["message"] == "the game is over"
+
+
+def test_the_board_turns_round_only_where_the_second_side_starts_at_the_top(app):
+  """Playing black in checkers, the person's pieces are at the bottom; playing yellow in
+  Connect Four the board stays upright (discs fall down), as does Slider's V (starting at the
+  bottom already)."""
+  flips = {}
+  for game, color in (("checkers", "black"), ("connect_four", "yellow"), ("slider", "V"),
+                      ("breakthrough", "white")):
+    state = post(app, "/api/new", game=game, opponent="random", color=color)
+    flips[game] = 'data-flip="true"' in state["svg"]
+    # The form's "You play" names the side by its place, whatever colour was asked for.
+    assert state["settings"]["color"] == ("white" if color == "white" else "black")
+  assert flips == {"checkers": True, "connect_four": False, "slider": False,
+                   "breakthrough": False}
+
+
+def test_hint_suggests_a_move_without_playing_it(app):
+  post(app, "/api/new", game="tic_tac_toe", opponent="random", color="white")
+  env = app.session.env
+  # X to move, and c1 wins; the opponent plays at random, so a rollout MCTS gives the hint.
+  app.session = play.Session(env, app.session.engines,
+                             start=tic_tac_toe_position(env, ["a1", "a2", "b1", "b2"]))
+  state = post(app, "/api/hint")
+  assert state["moves"] == [] and state["human_to_move"]
+  assert state["hint"]["move"] == "c1" and state["hint"]["engine"].startswith("mcts-")
+  assert state["message"].startswith(f"hint from {state['hint']['engine']}: c1; value for X +")
+  assert state["message_kind"] == "info"
+  assert highlighted(state["svg"]) == 1  # the suggested square
+  state = post(app, "/api/click", square="c3")  # another move: the hint is gone
+  assert state["hint"] is None and state["message"] == ""
+  state = post(app, "/api/hint")
+  assert state["message"] == "wait: it is not your turn" and state["message_kind"] == "error"
+
+
+def test_slider_passes_and_leaving_pieces_are_buttons(app):
+  """In Slider a pass and a piece leaving the board have no square to click: the page offers
+  them as buttons (`special_moves`), a leaving piece's once it is selected."""
+  env = games.make("slider", size=4, blocks="none")
+  random = app.factory.make(env, "random")
+  app.session = play.Session(env, (None, random), start=env.from_ascii("....\n..V.\n#...\nHV.."))
+  app.selected = None
+  state = app.state_json()
+  assert state["legal"] == ["-"]
+  assert state["special_moves"] == [{"move": "-", "from": None, "label": "Pass"}]
+  state = post(app, "/api/move", move=state["special_moves"][0]["move"])
+  assert state["moves"] == ["-"] and state["agent_to_move"]
+  app.session = play.Session(env, (None, random), start=env.from_ascii("...H\n....\n....\n.V.."))
+  assert app.state_json()["special_moves"] == []  # nothing selected yet
+  state = post(app, "/api/click", square="d4")
+  assert state["selected"] == "d4" and state["message_kind"] == "info"
+  assert state["message"] == ("d4 can leave the board: press 'Move d4 off the board', or click "
+                              "a target square")
+  assert state["special_moves"] == [{"move": "d4+", "from": "d4", "label": "Move d4 off the board"}]
+  state = post(app, "/api/move", move="d4+")
+  assert state["over"] and state["result_text"] == "H wins"
+
+
+def test_the_page_says_the_defaults(app):
+  """The simulations an empty field means, per searching kind, and which kind the default
+  opponent is in each game (the page's placeholder reads them)."""
+  options = app.state_json()["options"]
+  assert options["sims_defaults"] == {"mcts": agents.KINDS["mcts"].default,
+                                      "az": agents.KINDS["az"].default}
+  assert options["default_opponents"] == {
+      g: "az" if play.find_checkpoint(g) else "mcts" for g in games.GAMES}
 
 
 # -- HTTP ------------------------------------------------------------------------------------------
@@ -253,6 +319,11 @@ class Page:
     self.driver.find_element(self.by.ID, element_id).click()
     self.idle(before)
 
+  def press_selector(self, selector: str) -> None:
+    before = self.updates()
+    self.driver.find_element(self.by.CSS_SELECTOR, selector).click()
+    self.idle(before)
+
   def text(self, element_id: str) -> str:
     return self.driver.find_element(self.by.ID, element_id).text
 
@@ -315,5 +386,75 @@ def test_browser_plays_a_short_game(browser, tmp_path):
     assert page.count("#board .piece") >= 5
     browser.save_screenshot(str(tmp_path / "tic_tac_toe.png"))
   finally:
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_browser_small_window_rules_hint_and_slider(browser, tmp_path):
+  """Slider on a 400 px wide window: the board fits, the rules keep their lines, a pass is a
+  button, blocks are grey stones (not V's pieces), the Simulations field says its default, and
+  Hint suggests a move without playing it."""
+  app = web.App(web.Settings(game="slider", opponent="random"), save_dir=str(tmp_path))
+  env = games.make("slider", size=4, blocks="none")
+  # H's only piece is stuck (V to the right, a block above): passing is H's only move.
+  app.session = play.Session(env, (None, app.factory.make(env, "random")),
+                             start=env.from_ascii("....\n..V.\n#...\nHV..\n"))
+  srv = web.Server(app, 0)
+  threading.Thread(target=srv.serve_forever, daemon=True).start()
+  try:
+    browser.set_window_size(400, 900)
+    page = Page(browser, srv.url)
+    width = browser.execute_script("return window.innerWidth")
+    assert width <= 400
+    # Nothing sticks out sideways: no horizontal scrolling, the board within the window.
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    right = browser.execute_script(
+        "return document.querySelector('#board svg').getBoundingClientRect().right")
+    assert 0 < right <= width
+    # A block is drawn apart from V's pieces, without a king's crown.
+    fills = browser.execute_script(
+        "const fill = (s) => getComputedStyle(document.querySelector(s)).fill;"
+        "return [fill('#board .piece[data-piece=\"#\"] circle'),"
+        "        fill('#board .piece[data-piece=\"V\"] circle')];")
+    assert fills[0] == "rgb(140, 140, 140)" and fills[0] != fills[1]
+    assert browser.execute_script(
+        "return [...document.querySelectorAll('#board .piece[data-piece=\"#\"] .crown')]"
+        ".every((c) => getComputedStyle(c).display === 'none')")
+    # The rules keep their lines: one line box a line of the text, however narrow the window.
+    browser.find_element(page.by.CSS_SELECTOR, "#rules-box summary").click()
+    lines = browser.execute_script(
+        "const el = $('rules'); const range = document.createRange();"
+        "range.selectNodeContents(el);"
+        "const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));"
+        "return [tops.size, el.textContent.split('\\n').length,"
+        "        getComputedStyle(el).whiteSpace];")
+    assert lines[0] == lines[1] == len(env.rules_text.splitlines()) and lines[2] == "pre"
+    # The Simulations field says what empty means for the opponent chosen.
+    from selenium.webdriver.support.ui import Select
+
+    sims = browser.find_element(page.by.ID, "sims")
+    colour = Select(browser.find_element(page.by.ID, "color"))
+    assert colour.first_selected_option.text == "first (H)"
+    assert sims.get_attribute("placeholder") == "not used by random" and not sims.is_enabled()
+    Select(browser.find_element(page.by.ID, "opponent")).select_by_value("")
+    default = f"default {agents.KINDS['mcts'].default}"
+    assert sims.get_attribute("placeholder") == default  # Slider's default opponent is mcts.
+    assert sims.is_enabled()
+    Select(browser.find_element(page.by.ID, "opponent")).select_by_value("alphabeta")
+    assert sims.get_attribute("placeholder") == "not used by alphabeta" and not sims.is_enabled()
+    Select(browser.find_element(page.by.ID, "opponent")).select_by_value("az")
+    assert sims.get_attribute("placeholder") == f"default {agents.KINDS['az'].default}"
+    # Hint: the move is suggested, not played.
+    page.press("hint")
+    assert page.text("message").startswith("hint from mcts-") and ": -;" in page.text("message")
+    assert page.count("#moves li") == 0
+    # The pass is a button; pressing it plays "-", then the engine replies.
+    assert [b.text for b in browser.find_elements(page.by.CSS_SELECTOR, "#special button")] == [
+        "Pass"]
+    page.press_selector("#special button")
+    assert browser.execute_script("return state.moves")[0] == "-"
+    browser.save_screenshot(str(tmp_path / "slider_400px.png"))
+  finally:
+    browser.set_window_size(1200, 900)
     srv.shutdown()
     srv.server_close()

@@ -63,6 +63,16 @@ def second_side_at_top(env: base.Game) -> bool:
   checkers): a person playing that side then sees the board turned round, their pieces at the
   bottom. Not in games that start empty (Connect Four, where discs fall down, and
   tic-tac-toe) or where the second side starts at the bottom (Slider's V)."""
+  key = (env.name, env.rows, env.cols)
+  if key not in _SECOND_SIDE_AT_TOP:
+    _SECOND_SIDE_AT_TOP[key] = _second_side_at_top(env)
+  return _SECOND_SIDE_AT_TOP[key]
+
+
+_SECOND_SIDE_AT_TOP: dict[tuple, bool] = {}
+
+
+def _second_side_at_top(env: base.Game) -> bool:
   import jax
   import numpy as np
 

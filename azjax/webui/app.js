@@ -38,7 +38,27 @@ function showSettings(s) {
   fillSelect($("game"), s.options.games, s.settings.game);
   fillSelect($("opponent"), s.options.opponents, s.settings.opponent, s.options.descriptions);
   $("color").value = s.settings.color;
+  // The sides by their names in this game: "first (red)", "second (black)".
+  $("color").querySelector('[value="white"]').textContent = `first (${s.sides[0]})`;
+  $("color").querySelector('[value="black"]').textContent = `second (${s.sides[1]})`;
   $("sims").value = s.settings.sims || "";
+  showSimsDefault();
+}
+
+// What an empty "Simulations" field means for the opponent chosen in the form: the kind's
+// default number ("default 64"), the number in a spec like "mcts:400", or nothing for a kind
+// that does not search (the field is then off).
+function showSimsDefault() {
+  if (!state) return;
+  const options = state.options;
+  const chosen = $("opponent").value;
+  const [kind, number] = (chosen || options.default_opponents[$("game").value] || "").split(":");
+  const field = $("sims");
+  const searches = kind in options.sims_defaults;
+  field.disabled = !searches;
+  field.placeholder = !searches ? `not used by ${kind || "this opponent"}` :
+    number ? `${number} (from ${chosen})` : `default ${options.sims_defaults[kind]}`;
+  field.title = searches ? `${kind}: ${field.placeholder}` : "";
 }
 
 function percent(x) {
@@ -103,12 +123,21 @@ function render(s) {
   $("status").textContent = s.status;
   $("status").classList.remove("thinking");
   $("message").textContent = s.message;
-  $("message").className = s.message && !s.message.startsWith("took back") ? "error" : "";
+  $("message").className = s.message_kind === "error" ? "error" : "";
+  $("special").replaceChildren(...s.special_moves.map((m) => {
+    const button = Object.assign(document.createElement("button"),
+      { type: "button", textContent: m.label, title: `play ${m.move}` });
+    button.dataset.move = m.move;
+    button.addEventListener("click", () => act("/api/move", { move: m.move }));
+    return button;
+  }));
+  $("hint").disabled = !s.human_to_move;
   $("undo").disabled = !s.can_undo;
   $("resign").disabled = s.over || s.humans === 0;
   $("move-input").disabled = !s.human_to_move;
   $("move-input").placeholder = `or type a move, e.g. ${s.example}`;
   $("rules").textContent = s.rules;
+  $("legend").textContent = s.legend ? `Pieces: ${s.legend}.` : "";
   $("notes").replaceChildren(...s.notes.concat(s.saved ? [`record saved to ${s.saved}`] : [])
     .map((n) => Object.assign(document.createElement("li"), { textContent: n })));
   showAnalysis(s);
@@ -176,6 +205,12 @@ $("typed").addEventListener("submit", (event) => {
 });
 
 $("undo").addEventListener("click", () => act("/api/undo"));
+$("hint").addEventListener("click", () => {
+  if (busy) return;
+  $("status").textContent = "asking the agent for a hint";
+  $("status").classList.add("thinking");
+  act("/api/hint");
+});
 $("resign").addEventListener("click", () => act("/api/resign"));
 
 $("settings").addEventListener("submit", (event) => {
@@ -190,6 +225,7 @@ $("settings").addEventListener("submit", (event) => {
 });
 
 // When the game changes, offer its default opponent again (the trained agent, if any).
-$("game").addEventListener("change", () => { $("opponent").value = ""; });
+$("game").addEventListener("change", () => { $("opponent").value = ""; showSimsDefault(); });
+$("opponent").addEventListener("change", showSimsDefault);
 
 act("/api/state", undefined, { method: "GET", settings: true });

@@ -7,6 +7,7 @@ The terminal is driven through its standard input: in-process (`azjax.play.main.
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -545,3 +546,15 @@ def test_the_command_lives_in_the_library():
   with pytest.raises(SystemExit) as exit_info:
     play_cli.main(["--help"])
   assert exit_info.value.code == 0
+
+
+def test_the_documented_records_replay():
+  """The records under docs/games/ (written by real games) replay to their recorded result,
+  and every record docs/play.md names is one of them."""
+  records = sorted((REPO / "docs" / "games").glob("*.txt"))
+  assert records
+  for path in records:
+    replayed = play.replay_file(path)
+    assert replayed.result == replayed.session.result()[0] != "*", path.name
+  named = set(re.findall(r"docs/games/[\w.-]+\.txt", (REPO / "docs" / "play.md").read_text()))
+  assert named and named <= {f"docs/games/{p.name}" for p in records}

@@ -5,7 +5,7 @@
     python -m experiments.play --game connect_four --opponent mcts --sims 2000
     python -m experiments.play --watch --white az --black mcts:200 --delay 0.5
     python -m experiments.play --web                              # http://127.0.0.1:8765/
-    python -m experiments.play --replay games/breakthrough-20250101-120000.txt
+    python -m experiments.play --replay docs/games/breakthrough-20261123-194331.txt
 
 `main(argv)` is the entry point of `python -m experiments.play` and of `azjax play`; `run` is the
 same with its input and output streams named (the tests drive the terminal through it).

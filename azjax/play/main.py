@@ -1,14 +1,14 @@
 """The play command: argument parsing and dispatch to the terminal, the web page or a replay.
 
-    python -m experiments.play                                   # vs the trained agent in results/
-    python -m experiments.play --game checkers --opponent alphabeta:2 --color black
-    python -m experiments.play --game connect_four --opponent mcts --sims 2000
-    python -m experiments.play --watch --white az --black mcts:200 --delay 0.5
-    python -m experiments.play --web                              # http://127.0.0.1:8765/
-    python -m experiments.play --replay docs/games/breakthrough-20261123-194331.txt
+    azjax play                                   # vs the trained agent in results/
+    azjax play --game checkers --opponent alphabeta:2 --color black
+    azjax play --game connect_four --opponent mcts --sims 2000
+    azjax play --watch --white az --black mcts:200 --delay 0.5
+    azjax play --web                              # http://127.0.0.1:8765/
+    azjax play --replay docs/games/breakthrough-20261123-194331.txt
 
-`main(argv)` is the entry point of `python -m experiments.play` and of `azjax play`; `run` is the
-same with its input and output streams named (the tests drive the terminal through it).
+`main(argv)` is `azjax play` and, from a checkout, `python -m experiments.play` (a shim); `run`
+is the same with its input and output streams named (the tests drive the terminal through it).
 
 In the terminal, type a move in notation (a2a3; checkers c3e5g7 for a double jump) or one of
 the commands listed by `help`. Every game is saved under --save-dir as a move list with the
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import TextIO
 
 COMMANDS = """\
@@ -45,20 +44,16 @@ REPLAY_HELP = ("Enter or 'n' = next move, 'p' = previous, 'f' = first (the start
                "a number = that ply, 'q' = quit")
 
 
-def _prog() -> str:
-  """The command's name in its usage line: `azjax play` under the console command."""
-  return "azjax play" if Path(sys.argv[0]).name == "azjax" else "python -m experiments.play"
-
-
 def build_parser() -> argparse.ArgumentParser:
   from azjax import agents, games, play
+  from azjax.cli import common
 
   # Each game names its own sides (`Game.side_names`).
   colours = "; ".join(f"{name} {'/'.join(games.game_class(name).side_names).lower()}"
                       for name in games.GAMES)
   kinds = agents.KINDS
   parser = argparse.ArgumentParser(
-      prog=_prog(),
+      prog=common.prog("play"),
       description="Play against an agent (terminal or --web), or watch agents play (--watch).",
       epilog="players (SPEC = KIND[:N][:KEY=VALUE]...):\n"
       + agents.describe_kinds(play.opponents()),

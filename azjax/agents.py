@@ -322,14 +322,21 @@ def make_alphabeta(env: base.Game, *, depth: int = 2,
                    evaluation: alphabeta.Evaluation | str | None = None,
                    max_leaves: int = 1 << 20, prior: alphabeta.Prior | None = None,
                    width: int | None = None, name: str | None = None) -> Agent:
-  """Fixed-depth negamax agent (plays as alpha-beta would; see `azjax.alphabeta`).
+  """Alpha-beta agent (see `azjax.alphabeta`).
+
+  Without a `width` it is a real alpha-beta (`alphabeta.search`: pruning, move ordering,
+  iterative deepening), which is fast for the cheap hand-written evaluations. With a `prior`
+  and a `width` (the "azab" agent's network search) it is the full-width batched search over
+  the prior's `width` best moves (`alphabeta.alphabeta_policy`), which batches an expensive
+  evaluation over the whole tree.
 
   Args:
     env: the game.
-    depth: plies searched (see `alphabeta.check_depth`). A checkers hop counts as a ply.
+    depth: plies searched (1..`alphabeta.MAX_DEPTH`; a selective search also within
+      `alphabeta.check_depth`'s tree size). A checkers hop counts as a ply.
     evaluation: leaf evaluation `state -> float32[]` from the mover's side, or "zero" (pure
       search); default the game's own, `env.alphabeta_evaluation`.
-    max_leaves: roots are searched `max(1, max_leaves // branching**depth)` at a time.
+    max_leaves: a selective search runs `max(1, max_leaves // width**depth)` roots at a time.
     prior, width: a selective search: only the `width` legal actions of highest `prior(state)`
       are expanded at each node (both or neither).
     name: default "alphabeta-d{depth}" (with "w{width}" for a selective search).
@@ -337,10 +344,12 @@ def make_alphabeta(env: base.Game, *, depth: int = 2,
     ValueError: for a depth out of range, an unknown evaluation, a width below 1 or
       a width without a prior.
   """
-  policy = alphabeta.alphabeta_policy(env, depth=depth, evaluation=evaluation,
-                                      max_leaves=max_leaves, prior=prior, width=width)
   default = f"alphabeta-d{depth}" + ("" if width is None else f"w{width}")
-  return Agent(name or default, policy)
+  if width is not None or prior is not None:
+    policy = alphabeta.alphabeta_policy(env, depth=depth, evaluation=evaluation,
+                                        max_leaves=max_leaves, prior=prior, width=width)
+    return Agent(name or default, policy)
+  return Agent(name or default, alphabeta.search_policy(env, depth=depth, evaluation=evaluation))
 
 
 @register("solver", "perfect play (tic-tac-toe, Connect Four)",

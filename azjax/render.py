@@ -36,9 +36,9 @@ def _codes(game: base.Game) -> list[int]:
   return sorted(code for code in game.piece_symbols if code != 0)
 
 
-def piece_owner(game: base.Game, code: int) -> int:
-  """The player (0 or 1) owning piece `code` (non-zero): `game.piece_owner`, by default the
-  convention in the docstring."""
+def piece_owner(game: base.Game, code: int) -> int | None:
+  """The player (0 or 1) owning piece `code` (non-zero), None for a neutral piece (a Slider
+  block): `game.piece_owner`, by default the convention in the docstring."""
   return game.piece_owner(code)
 
 
@@ -276,8 +276,14 @@ def _piece(game: base.Game, code: int, cx: float, cy: float, cell: float,
            style: base.SvgStyle) -> str:
   """SVG of piece `code` centred on (cx, cy)."""
   owner = piece_owner(game, code)
-  fill, outline = style.pieces[owner], style.outlines[owner]
   symbol = escape(game.piece_symbols.get(code, "?"))
+  if owner is None:  # A neutral piece (a Slider block): a grey stone, no side's colour.
+    side = cell * 0.7
+    return (f"<g {_attrs(class_='piece block', data_piece=symbol)}><title>{symbol}</title>"
+            "<rect " + _attrs(x=_num(cx - side / 2), y=_num(cy - side / 2), width=_num(side),
+                              height=_num(side), rx=_num(cell * 0.08), fill="#8a8a8a",
+                              stroke="#555555", stroke_width=_num(cell * 0.03)) + "/></g>")
+  fill, outline = style.pieces[owner], style.outlines[owner]
   classes = f"piece player{owner}" + (" king" if piece_is_king(game, code) else "")
   head = _attrs(class_=classes, data_piece=game.piece_symbols.get(code, "?"))
   if style.kind == "grid":  # Tic-tac-toe marks: X as a cross, O as a ring.

@@ -3,11 +3,14 @@
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from azjax import agents, alphabeta, arena, games
 from azjax.games import base
+
+import positions
 
 BATCH = 4  # Every act call uses this batch size, so each agent compiles once.
 
@@ -179,7 +182,9 @@ def test_checkers_evaluation_by_hand():
   assert float(env.alphabeta_evaluation(opp)) == pytest.approx(-1.3)
 
 
-@pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 3, 20), ("connect_four", 3, 10)])
+# Depth 4 sees a tic-tac-toe fork coming (its move, the fork, its block, the win), so it should
+# not lose to random play; depth 3 loses a few percent of its games as the second player.
+@pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 4, 20), ("connect_four", 3, 10)])
 def test_beats_random(name, depth, num_games):
   env = _env(name)
   result = arena.play(env, _agent(name, depth), agents.make("random", env), num_games,
@@ -190,11 +195,12 @@ def test_beats_random(name, depth, num_games):
 
 def test_bad_options():
   env = _env("tic_tac_toe")
-  for depth in (0, 8):  # 9**8 leaves is too many; 9**7 is not
-    with pytest.raises(ValueError, match="depth must be in 1..7 with 9 actions"):
+  for depth in (0, alphabeta.MAX_DEPTH + 1, 2.5):
+    with pytest.raises(ValueError, match=f"depth must be in 1..{alphabeta.MAX_DEPTH}"):
       agents.make("alphabeta", env, depth=depth)
+  # The full-width selective search is bounded by its tree size instead.
   with pytest.raises(ValueError, match="depth must be in 1..3 with 256 actions"):
-    agents.make("alphabeta", _env("checkers"), depth=4)
+    alphabeta.alphabeta_policy(_env("checkers"), depth=4)
   with pytest.raises(ValueError, match="evaluation"):
     agents.make("alphabeta", env, evaluation="nope")
 
@@ -314,3 +320,61 @@ def test_root_search_is_what_the_agent_plays():
   assert int(action) == c1
   np.testing.assert_array_equal(_agent("tic_tac_toe", 2).act(states, jax.random.key(2)), c1)
   assert float(values[c1]) == alphabeta.WIN_SCORE - 1
+
+
+# -- The pruned search against the full-width one ------------------------------------------------
+
+
+def _random_evaluation(env):
+  """A deterministic evaluation with distinct values everywhere (a random linear function of
+  the observation), so that equal values cannot hide a wrong backup."""
+  weights = jax.random.normal(jax.random.key(7), env.observation_shape)
+  return lambda state: 0.9 * jnp.tanh(jnp.sum(state.observation * weights))
+
+
+@pytest.mark.parametrize("name,depth,plies", [
+    ("tic_tac_toe", 3, 1), ("connect_four", 4, 4), ("breakthrough", 2, 10),
+    ("checkers", 2, 12), ("slider", 3, 6)])
+def test_search_matches_full_width(name, depth, plies):
+  """Alpha-beta's root value is the full-width negamax value, its move is a best move, its
+  principal variation replays from the root to its leaf, and the leaf gives back the value;
+  and it visits fewer positions than the full-width tree has."""
+  env = games.make(name)
+  evaluation = _random_evaluation(env)
+  states = _random_positions(env, BATCH, plies, seed=plies)
+  full_width = functools.partial(alphabeta.search_values, env, depth=depth,
+                                 evaluation=evaluation, max_leaves=1 << 16)
+  full = np.asarray(jax.jit(full_width)(states))
+  found = jax.jit(functools.partial(alphabeta.search, env, depth=depth,
+                                    evaluation=evaluation))(states, jax.random.key(1))
+  np.testing.assert_allclose(found.value, full.max(axis=1), atol=1e-5)
+  np.testing.assert_allclose(full[np.arange(BATCH), found.action], full.max(axis=1), atol=1e-5)
+  leaf_values = np.asarray(jax.vmap(evaluation)(found.leaf))
+  exact = np.asarray(found.leaf_exact)
+  np.testing.assert_allclose(np.where(exact, found.value, found.leaf_sign * leaf_values),
+                             found.value, atol=1e-5)
+  step = jax.jit(env.step)
+  for i in range(BATCH):
+    state, line = base.unstack_state(states, i), np.asarray(found.pv[i])
+    assert line[0] == found.action[i]
+    for action in line[line >= 0]:
+      assert bool(state.legal_action_mask[action])
+      state = step(state, action)
+    np.testing.assert_array_equal(state.observation, base.unstack_state(found.leaf, i).observation)
+  tree = sum(env.num_actions ** k for k in range(1, depth + 1))
+  assert np.all(np.asarray(found.nodes) < tree)
+
+
+def test_search_of_finished_and_decided_roots():
+  """A finished root is left alone (no node stepped); a win in one is found at every depth and
+  scored exactly, with the winning move as the whole principal variation."""
+  env = _env("tic_tac_toe")
+  over = positions.tic_tac_toe_position(env, ["a1", "a2", "b1", "b2", "c1"])  # X: a1 b1 c1
+  win = positions.tic_tac_toe_position(env, ["a1", "a2", "b1", "b2"])  # X to move: c1 wins
+  assert bool(over.terminated)
+  for depth in (1, 3):
+    found = alphabeta.search(env, base.stack_states([over, win]), jax.random.key(0), depth=depth)
+    assert int(found.nodes[0]) == 0 and bool(found.leaf_exact[0])
+    assert env.action_to_move(win, int(found.action[1])) == "c1"
+    assert float(found.value[1]) == alphabeta.WIN_SCORE - 1 and bool(found.leaf_exact[1])
+    assert list(np.asarray(found.pv[1])) == [int(found.action[1])] + [-1] * (depth - 1)

@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import games, render
-from azjax.games import slider
+from azjax import agents, games, render
+from azjax.games import base, slider
 from azjax.games.slider import Slider
 
 FILES = "abcdefghijkl"
@@ -732,3 +732,33 @@ def test_cpu_and_accelerator_move_paths_agree():
   indexed = jax.vmap(slider._move_indexed)(boards, frm, to)
   onehot = jax.vmap(slider._move_onehot)(boards, frm, to)
   np.testing.assert_array_equal(indexed, onehot)
+
+
+FEATURES_POSITION = """
+.....
+....H
+..#..
+H....
+..V.V
+"""
+
+
+def test_features_and_hand_evaluation_by_hand():
+  """H: e4 and a2, each with all three moves (e4 leaves); V: c1 (up, right, left) and e1 (up,
+  left; it cannot step right off the board). Distances: H 1 + 5, V 5 + 5."""
+  h = position(FEATURES_POSITION, 0)
+  # pieces 2-2, forward 2-2, row+1 (H up, V right) 2-1, row-1 (H down, V left) 2-2, distance 6-10.
+  expected = np.array([0, 0, 1 / 4, 0, -4 / 20], np.float32)
+  np.testing.assert_allclose(env_of(5).evaluation_features(h), expected, atol=1e-6)
+  v = position(FEATURES_POSITION, 1)
+  np.testing.assert_allclose(env_of(5).evaluation_features(v), -expected, atol=1e-6)
+  assert float(env_of(5).alphabeta_evaluation(h)) == pytest.approx(np.tanh(0.4))
+  assert float(env_of(5).alphabeta_evaluation(v)) == pytest.approx(-np.tanh(0.4))
+
+
+def test_alphabeta_takes_the_last_piece_off():
+  """H's last piece on e4 leaves and wins; a real alpha-beta at depth 6 plays it."""
+  state = position(".....\n....H\n.....\n.....\n.VVVV", 0)
+  player = agents.make("alphabeta", env_of(5), depth=6)
+  action = player.act(base.stack_states([state]), jax.random.key(0))
+  assert env_of(5).action_to_move(state, int(action[0])) == "e4+"

@@ -123,6 +123,12 @@ class Game:
   * `alphabeta_evaluation(state) -> [] float32`: the alpha-beta agent's default evaluation of
     a live state, from the mover's side, far below `alphabeta.WIN_SCORE`. Default 0 (pure
     search).
+  * `move_order_scores(state) -> [A] float32`: how promising each action of a live state looks
+    before searching it, of order 1 (higher first), for alpha-beta's move ordering
+    (`azjax.alphabeta.search`). Default 0 (the history heuristic alone orders).
+  * `evaluation_features(state) -> [F] float32 | None`: hand-made features of a live state
+    from the mover's side, the input of a small learned evaluation (`azjax.tdleaf`'s feature
+    MLP). Default None (learn from the observation with a network instead).
   * `concepts() -> dict[str, Concept]`: the concepts `azjax.probe` labels positions with.
     Default {} (probing refuses the game).
   * `openspiel_game() -> (name, params) | None`: the OpenSpiel game with the same rules, for
@@ -295,9 +301,10 @@ class Game:
   def describe(self) -> str:
     return self.name
 
-  def piece_owner(self, code: int) -> int:
+  def piece_owner(self, code: int) -> int | None:
     """The player (0 or 1) owning piece `code` (non-zero): with `n` non-empty codes, codes
-    `1..n/2` are player 0's and the others player 1's."""
+    `1..n/2` are player 0's and the others player 1's. A game with neutral pieces (Slider's
+    blocks) returns None for them."""
     codes = sorted(c for c in self.piece_symbols if c != 0)
     return int(codes.index(int(code)) >= len(codes) // 2)
 
@@ -320,6 +327,12 @@ class Game:
 
   def alphabeta_evaluation(self, state: Any) -> Array:
     return zero_evaluation(state)
+
+  def move_order_scores(self, state: Any) -> Array:
+    return jnp.zeros(state.legal_action_mask.shape, jnp.float32)
+
+  def evaluation_features(self, state: Any) -> Array | None:
+    return None
 
   def concepts(self) -> dict[str, Concept]:
     return {}

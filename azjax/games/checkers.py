@@ -228,7 +228,7 @@ Checkers (English draughts, 8x8)
   Red starts on ranks 1-3 and moves first; black starts on ranks 6-8. Pieces stand on the
   dark squares (a1 is dark) and move diagonally.
   A man moves one square diagonally forward onto an empty square. A king (a man that reached
-  the far rank, drawn with a gold crown) moves one square diagonally in any direction.
+  the far rank; O or X as text, crowned on the web page) moves one square diagonally any way.
   Capturing is COMPULSORY: jump diagonally over an adjacent enemy piece onto the empty square
   beyond it, and remove it. If the same piece can jump again it must go on jumping; you may
   choose any capture, not necessarily the longest. A man that is crowned stops there.

@@ -219,6 +219,43 @@ def legal_mask(board: jax.Array, size: int) -> jax.Array:
   return jnp.concatenate([moves, ~jnp.any(moves)[None]])
 
 
+# -- Evaluation features (the source project's, board-size independent) ----------------------------
+
+FEATURE_NAMES = ("pieces", "forward moves", "row+1 moves", "row-1 moves", "distance")
+
+
+def features(board: jax.Array, size: int) -> jax.Array:
+  """`[5]` float32 features of a mover-frame `[S]` board, each "mover minus opponent" and
+  scaled so the same weights suit every board size (the source project's choice):
+
+  0. pieces still on the board, / (N - 1);
+  1-3. moves available in each mover-frame direction (forward: H right matched with V up;
+     row + 1; row - 1), / (N - 1);
+  4. the sum of the pieces' distances to leaving (N - col steps each, 0 once off), / (N (N-1)).
+
+  The opponent's figures are read in its own frame (`_next_frame`), so both sides are measured
+  the same way whoever moves.
+  """
+  n = size * size
+  col = np.arange(n) % size
+
+  def side(frame):
+    mine = frame == 1
+    moves = legal_mask(frame, size)[:-1].reshape(n, NUM_DIRECTIONS)
+    return jnp.stack([jnp.sum(mine), *jnp.sum(moves, axis=0), jnp.sum(mine * (size - col))])
+
+  diff = (side(board) - side(_next_frame(board, size))).astype(jnp.float32)
+  return diff / np.array([size - 1] * 4 + [size * (size - 1)], np.float32)
+
+
+def hand_evaluation(board: jax.Array, size: int) -> jax.Array:
+  """`[]` float32 in (-1, 1): the hand-written baseline, from the mover's side. The race: the
+  distance still to go (a step of distance is worth a move), plus a little for having more
+  forward moves open (being blocked costs tempo)."""
+  x = features(board, size)
+  return jnp.tanh(-2.0 * x[4] + 0.25 * x[1])
+
+
 # `init` and `from_ascii` build states with these; jitted once per board size (and shared by
 # all games of that size) because run eagerly, as Python-side helpers do, their many small
 # operations would each be compiled.
@@ -305,6 +342,30 @@ Slider ({n}x{n})
 
   def legend(self) -> str:
     return "H, V = the two sides' pieces, # = a block"
+
+
+  def piece_owner(self, code: int) -> int | None:
+    """H's pieces (1) are player 0's, V's (2) player 1's; a block (3) is nobody's."""
+    return None if int(code) == 3 else int(code) - 1
+
+  def piece_is_king(self, code: int) -> bool:
+    return False
+
+  def alphabeta_evaluation(self, state: State) -> jax.Array:
+    """The hand-written baseline (`hand_evaluation`): the race of distances, and mobility."""
+    return hand_evaluation(state.board, self.size)
+
+  def evaluation_features(self, state: State) -> jax.Array:
+    """`[5]` float32 `features` of the position from the mover's side (`FEATURE_NAMES`)."""
+    return features(state.board, self.size)
+
+  def move_order_scores(self, state: State) -> jax.Array:
+    """Forward moves first (they are irreversible progress), leaving the board before them."""
+    n = self.size
+    forward = np.zeros((n * n, NUM_DIRECTIONS), np.float32)
+    forward[:, 0] = 1.0
+    forward[np.arange(n * n) % n == n - 1, 0] = 1.5
+    return jnp.asarray(np.append(forward.reshape(-1), 0.0))
 
   def move_squares(self, move: str) -> tuple[str | None, list[str]]:
     """A step "a2b2" -> ("a2", ["b2"]); a piece leaving "e3+" -> ("e3", []); a pass -> (None,

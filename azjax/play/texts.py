@@ -78,7 +78,8 @@ def _second_side_at_top(env: base.Game) -> bool:
 
   board = np.asarray(env.board_array(env.init(jax.random.key(0))))
   rows = np.arange(board.shape[0])[:, None] * np.ones_like(board)
-  owners = np.vectorize(lambda c: -1 if c == 0 else env.piece_owner(int(c)))(board)
+  owner = lambda c: -1 if c == 0 or env.piece_owner(int(c)) is None else env.piece_owner(int(c))  # noqa: E731
+  owners = np.vectorize(owner, otypes=[int])(board)
   if not ((owners == 0).any() and (owners == 1).any()):
     return False
   return float(rows[owners == 1].mean()) > float(rows[owners == 0].mean())

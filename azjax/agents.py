@@ -499,11 +499,19 @@ def load_network(run_dir: str, *, compute_dtype: str | None = None):
 def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
          raw_policy: bool = False, step: int | None = None,
          compute_dtype: str | None = None, alphabeta_depth: int | None = None,
-         alphabeta_width: int | None = NETWORK_ALPHABETA_WIDTH) -> tuple[base.Game, Agent]:
-  """The game and the trained agent of a run directory (see `azjax.checkpoint`).
+         alphabeta_width: int | None = NETWORK_ALPHABETA_WIDTH,
+         game_options: dict | None = None) -> tuple[base.Game, Agent]:
+  """The game and the trained agent of a run directory (see `azjax.checkpoint`): one
+  interface for every trained player.
+
+  A TD-Leaf run (`azjax.tdleaf`, a `tdleaf.json`) gives its alpha-beta player with the
+  learned evaluation, at `alphabeta_depth` (default the run's depth); with `game_options`
+  (e.g. `{"size": 7}`) on another variant of its game, which its feature network plays
+  whatever the board size. The other arguments are for AlphaZero runs.
 
   Args:
-    run_dir: a directory written by training (config.json plus model/ or checkpoints/).
+    run_dir: a directory written by training (config.json plus model/ or checkpoints/, or
+      tdleaf.json plus model/).
     simulations: search simulations per move.
     algorithm: "gumbel" or "puct"; default: the run's own search.
     raw_policy: play the network's raw policy instead (no search).
@@ -514,8 +522,19 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
       float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
   """
-  from azjax import checkpoint
+  from azjax import checkpoint, games, tdleaf
 
+  if tdleaf.is_run(run_dir):
+    learner, params = tdleaf.load(run_dir, step=step)
+    env = learner.env
+    if game_options:
+      env = games.make(learner.config.game, **{**learner.config.game_options, **game_options})
+    depth = alphabeta_depth or learner.config.depth
+    label = f"{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
+    return env, learner.player(params, env, depth=depth, name=f"tdleaf-d{depth}({label})")
+  if game_options:
+    raise ValueError(f"{run_dir}: an AlphaZero network plays the variant it was trained on; "
+                     f"game options {game_options} apply to TD-Leaf runs only")
   config, env, model, abstract = load_network(run_dir, compute_dtype=compute_dtype)
   variables = checkpoint.load_model(run_dir, abstract, step=step)
   label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")

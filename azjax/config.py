@@ -28,6 +28,8 @@ class Config:
   rows: int = 0  # Breakthrough board size; 0 keeps the game's default.
   cols: int = 0
   observation: str = "mover"  # Breakthrough: "mover" or "thesis".
+  size: int = 0  # Slider's board side (4..12); 0 keeps the game's default (5).
+  obstacles: str = ""  # Slider's blocks: random, none, or squares "c3,d4"; "" = the default.
   # Network (see azjax.nets.NetConfig).
   net: str = "resnet"  # resnet | se_resnet | mlp | cnn
   channels: int = 32
@@ -100,7 +102,9 @@ class Config:
     from azjax import games  # Local import: games import nothing from here.
 
     options = games.game_class(self.game).config_options
-    return {key: getattr(self, key) for key in options if getattr(self, key) != 0}
+    names = options if isinstance(options, dict) else {key: key for key in options}
+    return {arg: getattr(self, key) for key, arg in names.items()
+            if getattr(self, key) not in (0, "")}
 
   def net_config(self) -> NetConfig:
     return NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
@@ -149,6 +153,9 @@ class Config:
            "must be 0 (the game's default) or in 2..26")
       need(getattr(self, key) == 0 or key in options, key,
            f"only {taking(key)} takes a board size; {self.game} has one size (leave it 0)")
+    for key in ("size", "obstacles"):
+      need(getattr(self, key) in (0, "") or key in options, key,
+           f"only {taking(key)} takes it; leave it unset for {self.game}")
     need(self.observation in ("mover", "thesis"), "observation", "use 'mover' or 'thesis'")
     need(self.observation == "mover" or "observation" in options, "observation",
          f"the thesis encoding exists for {taking('observation')} only")
@@ -370,6 +377,14 @@ PRESETS: dict[str, Config] = {
         selfplay_steps=32, buffer_size=1048576, min_buffer=32768, train_batch=4096,
         sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=20,
         eval_games=128, eval_simulations=32, eval_mcts_simulations=200, checkpoint_every=10),
+    # Slider 5x5 with the course's random blocks, on 2 CPU cores (azjax.cli.slider compares it
+    # with TD-Leaf). No training-time evaluation: rollout MCTS games can last thousands of
+    # plies here; the comparison plays alpha-beta with the hand-written evaluation instead.
+    "slider_cpu": Config(
+        game="slider", size=5, obstacles="random", net="resnet", channels=32, blocks=3,
+        simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
+        train_batch=256, sgd_steps=32, value_target_mix=0.5, iterations=100000, minutes=60.0,
+        eval_every=0, checkpoint_every=25),
     "checkers_cpu": Config(
         game="checkers", net="resnet", channels=32, blocks=3, policy_head="conv",
         simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,

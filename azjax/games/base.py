@@ -145,9 +145,11 @@ class Game:
     selects a piece. Default None.
   * `no_move_reason: str`: why an own piece may have no legal move though a square next to it
     is free, said when one is clicked (checkers: "a capture is compulsory"). Default "".
-  * `config_options: tuple[str, ...]`: the `azjax.config.Config` fields that are constructor
-    options of the game (Breakthrough: rows, cols, observation); `Config.game_kwargs` passes
-    those not left at 0, and `Config.validate` refuses the others when set. Default ().
+  * `config_options: tuple[str, ...] | dict[str, str]`: the `azjax.config.Config` fields that
+    are constructor options of the game (Breakthrough: rows, cols, observation), or a dict
+    from such fields to the constructor's arguments where the names differ (Slider:
+    {"size": "size", "obstacles": "blocks"}); `Config.game_kwargs` passes those not left at 0
+    (or ""), and `Config.validate` refuses the others when set. Default ().
   * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
     whether it is a king. Default: the convention in `azjax.render`'s docstring.
 
@@ -288,7 +290,7 @@ class Game:
   side_names: tuple[str, str] = ("first player", "second player")
   svg_style: SvgStyle = CHECKERED_STYLE
   no_move_reason: str = ""
-  config_options: tuple[str, ...] = ()
+  config_options: tuple[str, ...] | dict[str, str] = ()
 
   @property
   def rules_text(self) -> str:

@@ -309,11 +309,14 @@ class Slider(base.Game):
     blocks: "random" (default; drawn in `init` from its key as the course referee did: with
       probability 1/3 each no block, one block on a random square strictly inside the border,
       or two blocks (i, i) and (j, j), or (i, j) and (j, i), for random inside coordinates i, j
-      that may coincide), "none", or a sequence of square names such as ["c3", "d4"] (on the
+      that may coincide), "none", or square names such as ["c3", "d4"] or "c3,d4" (on the
       board, not on a starting square).
   """
 
   name = "slider"
+  # Training configs name the board side `size` and the blocks `obstacles` (a config's `blocks`
+  # is the network's depth); `azjax.config.Config.game_kwargs` maps them to these arguments.
+  config_options = {"size": "size", "obstacles": "blocks"}
   piece_symbols = {0: ".", 1: "H", 2: "V", 3: "#"}
 
   # -- What a game says about itself (see `base.Game`) -------------------------------------------
@@ -401,6 +404,8 @@ Slider ({n}x{n})
   def _parse_blocks(self, blocks) -> tuple[str, np.ndarray]:
     """("random" | "none" | "list", `[S]` bool absolute block mask for the last two)."""
     mask = np.zeros(self.num_squares, bool)
+    if isinstance(blocks, str) and any(ch.isdigit() for ch in blocks):
+      blocks = [name.strip() for name in blocks.split(",") if name.strip()]  # "c3,d4"
     if isinstance(blocks, str):
       if blocks not in BLOCK_OPTIONS:
         raise ValueError(f"slider: blocks must be 'random', 'none' or a list of squares like "

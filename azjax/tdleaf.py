@@ -1,0 +1,463 @@
+"""TD-Leaf(lambda): an alpha-beta player whose evaluation learns from its own games.
+
+The KnightCap algorithm (Baxter, Tridgell and Weaver, 1998), as the Slider source project used
+it, batched: `batch` games are played at once, every move chosen by `azjax.alphabeta.search` at
+`depth` plies with the current evaluation (a random legal move with probability `epsilon`, for
+exploration). For each position the search's principal-variation leaf is kept; when the games
+are over, every leaf evaluation moves toward its lambda-return of the later leaf evaluations
+and the final result, by a few optax steps of regression (the forward view of KnightCap's
+update, `sum_j lambda^(j-t) d_j` with temporal differences `d_j` of leaf values). One jitted
+iteration plays and learns; runs are checkpointed and resumable like AlphaZero runs.
+
+>>> config = Config(game="slider", game_options={"size": 5}, depth=3)
+>>> learner = Learner(config)
+>>> state = learner.init(jax.random.key(0))
+>>> state, metrics = learner.iteration(state)       # plays `batch` games, then learns
+>>> player = learner.player(state.params)          # an `agents.Agent` (alpha-beta)
+
+**Evaluations** (`Config.evaluation`): "features" is the source project's small network, the
+game's `evaluation_features` (Slider: five board-size-independent differences) into two hidden
+layers of `hidden` ReLU units and a tanh output, so one network plays every board size; any
+`azjax.nets` kind ("mlp", "resnet", ...) evaluates the observation with its value head (its
+BatchNorm statistics, where it has them, stay at their initial values: TD-Leaf applies it in
+inference mode). Either way the value is from the mover's side, in (-1, 1).
+
+**Targets.** With `u_t` the value of position `t` (its PV leaf's evaluation, or the exact
+result when the PV ends the game), all from player 0's side, and `z` the game's result, the
+lambda-return is `G_t = (1 - lambda) u_{t+1} + lambda G_{t+1}`, ending at `G = z` after the
+last move. Learning stops at an exploratory (random) move: its position's target is its own
+value, so earlier positions bootstrap from it rather than from where the random move led; a
+game cut off at `max_plies` bootstraps the same way. Only evaluated leaves carry a gradient.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+from azjax import alphabeta, arena, games, nets
+from azjax.games import base
+
+Array = jax.Array
+CONFIG_FILE = "tdleaf.json"  # marks a TD-Leaf run directory (AlphaZero runs have config.json)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+  """A TD-Leaf run. Fields:
+
+  game, game_options: `games.make(game, **game_options)` (Slider: size, blocks).
+  evaluation: "features" (the game's `evaluation_features` into a small MLP) or an
+    `azjax.nets` kind evaluating the observation ("mlp", "resnet", ...).
+  hidden: the feature MLP's two hidden widths (the source project's 6), or the net's width.
+  channels, blocks: a convolutional net's trunk.
+  depth: alpha-beta plies, in training and for the trained player.
+  batch: games played at once; max_plies: plies before a game is cut off (bootstrapped).
+  td_lambda: lambda of the lambda-returns; epsilon: probability of a random move.
+  learning_rate, sgd_steps: Adam steps on each iteration's positions.
+  iterations, minutes: stop after either (minutes count training, not compiling).
+  eval_every, eval_games: every this many iterations, this many games against the game's
+    hand-written evaluation at the same depth (half with each colour); 0 turns it off.
+  checkpoint_every: iterations between checkpoints (and snapshots in models/<iteration>).
+  """
+
+  game: str = "slider"
+  game_options: dict = dataclasses.field(default_factory=dict)
+  evaluation: str = "features"
+  hidden: int = 6
+  channels: int = 32
+  blocks: int = 2
+  depth: int = 3
+  batch: int = 64
+  max_plies: int = 200
+  td_lambda: float = 0.7
+  epsilon: float = 0.05
+  learning_rate: float = 3e-3
+  sgd_steps: int = 4
+  seed: int = 0
+  iterations: int = 1_000_000
+  minutes: float = 60.0
+  eval_every: int = 25
+  eval_games: int = 64
+  checkpoint_every: int = 25
+
+  def __hash__(self):
+    return hash(json.dumps(dataclasses.asdict(self), sort_keys=True))
+
+  def validate(self) -> "Config":
+    """Returns self, or raises ValueError naming the bad field."""
+    positive = ("hidden", "depth", "batch", "max_plies", "sgd_steps", "iterations")
+    for name in positive:
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"tdleaf: {name} must be a positive int, got {value!r}")
+    if not 0.0 <= self.td_lambda <= 1.0:
+      raise ValueError(f"tdleaf: td_lambda must be in [0, 1], got {self.td_lambda}")
+    if not 0.0 <= self.epsilon < 1.0:
+      raise ValueError(f"tdleaf: epsilon must be in [0, 1), got {self.epsilon}")
+    if self.eval_games % 2:
+      raise ValueError(f"tdleaf: eval_games must be even (half per colour), got {self.eval_games}")
+    if self.evaluation != "features" and self.evaluation not in nets.KINDS:
+      raise ValueError(f"tdleaf: evaluation must be 'features' or one of {', '.join(nets.KINDS)}, "
+                       f"got {self.evaluation!r}")
+    return self
+
+  def make_env(self) -> base.Game:
+    return games.make(self.game, **self.game_options)
+
+  def save(self, run_dir: str | Path) -> None:
+    path = Path(run_dir) / CONFIG_FILE
+    path.write_text(json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n")
+
+  @classmethod
+  def load(cls, run_dir: str | Path) -> "Config":
+    fields = json.loads((Path(run_dir) / CONFIG_FILE).read_text())
+    known = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in fields.items() if k in known}).validate()
+
+
+# -- Evaluations -----------------------------------------------------------------------------------
+
+
+class FeatureMLP(nn.Module):
+  """`[..., F]` features -> `[...]` value in (-1, 1): two ReLU layers of `hidden`, tanh out."""
+
+  hidden: int = 6
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:
+    x = nn.relu(nn.Dense(self.hidden)(x))
+    x = nn.relu(nn.Dense(self.hidden)(x))
+    return jnp.tanh(nn.Dense(1)(x))[..., 0]
+
+
+class Evaluator(NamedTuple):
+  """A learned evaluation: `inputs(state)` is what the leaf keeps (`[F]` features or the
+  observation), `value(params, inputs)` its value from the mover's side, `init(key)` params."""
+
+  inputs: Callable[[Any], Array]
+  value: Callable[[Any, Array], Array]
+  init: Callable[[Array], Any]
+
+
+def make_evaluator(config: Config, env: base.Game) -> Evaluator:
+  """The evaluation `config.evaluation` names, for `env` (see the module docstring).
+
+  Raises:
+    ValueError: "features" for a game without `evaluation_features`.
+  """
+  probe = env.init(jax.random.key(0))
+  if config.evaluation == "features":
+    features = env.evaluation_features(probe)
+    if features is None:
+      raise ValueError(f"tdleaf: {env.name} has no evaluation_features; use a network "
+                       f"evaluation (--evaluation mlp or resnet)")
+    model = FeatureMLP(config.hidden)
+    return Evaluator(env.evaluation_features, lambda params, x: model.apply(params, x),
+                     lambda key: model.init(key, features))
+  net_config = nets.NetConfig(kind=config.evaluation, channels=config.channels,
+                              blocks=config.blocks, hidden=config.hidden)
+  model = nets.make(net_config, env.num_actions)
+
+  def value(variables, x):
+    return model.apply(variables, x[None], train=False)[1][0]
+
+  return Evaluator(lambda state: state.observation, value,
+                   lambda key: nets.init_variables(model, key, env.observation_shape))
+
+
+# -- Targets and loss ------------------------------------------------------------------------------
+
+
+def lambda_returns(u: Array, result: Array, last: Array, stop: Array, td_lambda: float) -> Array:
+  """`[T]` lambda-returns of one game from player 0's side (see the module docstring).
+
+  Args:
+    u: `[T]` the positions' values (player 0's side); entries after the game are ignored.
+    result: `[]` the game's result for player 0 (used after the `last` move).
+    last: `[T]` bool, True at the game's final move (the move that ended it).
+    stop: `[T]` bool, True where learning does not look past the position: an exploratory
+      move was played from it, or the game was cut off there. Its target is `u` itself.
+  """
+  u_next = jnp.concatenate([u[1:], u[-1:]])
+
+  def back(g_next, x):
+    u_t, u_t1, last_t, stop_t = x
+    g = jnp.where(last_t, result, (1.0 - td_lambda) * u_t1 + td_lambda * g_next)
+    g = jnp.where(stop_t & ~last_t, u_t, g)
+    return g, g
+
+  _, g = jax.lax.scan(back, result, (u, u_next, last, stop), reverse=True)
+  return g
+
+
+class Trajectory(NamedTuple):
+  """What `Learner.play` records, `[T, B]` (plies x games) unless noted."""
+
+  inputs: Array  # [T, B, ...] the PV leaves' evaluation inputs
+  leaf_sign: Array  # the root value is leaf_sign * evaluation(leaf) (mover's side)
+  exact: Array  # bool: the PV ends the game; `value` is then exact
+  value: Array  # the search's root value, mover's side
+  mover: Array  # int32 player to move
+  live: Array  # bool: the game was still on at this ply
+  explored: Array  # bool: a random move was played
+  ended: Array  # bool: this ply's move ended the game
+  reward: Array  # player 0's reward of the move played
+  nodes: Array  # positions the search stepped
+
+
+def position_values(evaluator: Evaluator, params: Any, t: Trajectory) -> Array:
+  """`[T, B]` values of the recorded positions from player 0's side, with the current params
+  (exact results stay exact: +-1 or 0)."""
+  flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), t.inputs)
+  evaluated = jax.vmap(lambda x: evaluator.value(params, x))(flat).reshape(t.mover.shape)
+  mover_side = jnp.where(t.exact, jnp.sign(t.value), t.leaf_sign * evaluated)
+  return jnp.where(t.mover == 0, mover_side, -mover_side)
+
+
+def td_loss(evaluator: Evaluator, td_lambda: float, params: Any, t: Trajectory) -> Array:
+  """Mean squared distance of the evaluated leaves' values to their (fixed) lambda-returns."""
+  u = position_values(evaluator, params, t)
+  live_next = jnp.concatenate([t.live[1:], jnp.zeros_like(t.live[:1])])
+  stop = t.explored | (t.live & ~t.ended & ~live_next)  # a random move, or cut off
+  result = jnp.sum(jnp.where(t.live, t.reward, 0.0), axis=0)
+  returns = functools.partial(lambda_returns, td_lambda=td_lambda)
+  g = jax.vmap(returns, in_axes=(1, 0, 1, 1), out_axes=1)(
+      jax.lax.stop_gradient(u), result, t.ended, stop)
+  weight = (t.live & ~t.exact).astype(jnp.float32)
+  return jnp.sum(weight * (u - jax.lax.stop_gradient(g)) ** 2) / jnp.maximum(jnp.sum(weight), 1)
+
+
+# -- The learner -----------------------------------------------------------------------------------
+
+
+class TrainState(NamedTuple):
+  params: Any  # the evaluation's variables
+  opt_state: Any
+  iteration: Array  # [] int32
+  key: Array
+
+  @property
+  def batch_stats(self) -> dict:
+    return {}  # for `checkpoint.save`, whose model item is then {"params": params}
+
+
+class Learner:
+  """Jitted self-play and learning for one `Config` (see the module docstring)."""
+
+  def __init__(self, config: Config):
+    self.config = config.validate()
+    self.env = config.make_env()
+    self.evaluator = make_evaluator(config, self.env)
+    self.optimizer = optax.adam(config.learning_rate)
+    self.iteration = jax.jit(self._iteration)
+    self._hand = self.env.alphabeta_evaluation
+
+  def init(self, key: Array) -> TrainState:
+    init_key, key = jax.random.split(key)
+    params = self.evaluator.init(init_key)
+    return TrainState(params, self.optimizer.init(params), jnp.int32(0), key)
+
+  def evaluation(self, params: Any) -> Callable[[Any], Array]:
+    """`state -> []` the learned evaluation with `params`, for `alphabeta.search`."""
+    return lambda state: self.evaluator.value(params, self.evaluator.inputs(state))
+
+  def play(self, params: Any, key: Array) -> Trajectory:
+    """`batch` games of self-play from fresh starts, `max_plies` plies (`[T, B]` records)."""
+    config, env = self.config, self.env
+    init_key, key = jax.random.split(key)
+    states = jax.vmap(env.init)(jax.random.split(init_key, config.batch))
+    evaluation = self.evaluation(params)
+
+    def ply(states, key):
+      search_key, explore_key, random_key = jax.random.split(key, 3)
+      found = alphabeta.search(env, states, search_key, depth=config.depth,
+                               evaluation=evaluation)
+      explored = jax.random.bernoulli(explore_key, config.epsilon, (config.batch,))
+      random_moves = base.uniform_legal_actions(random_key, states.legal_action_mask)
+      action = jnp.where(explored, random_moves, found.action)
+      live = ~states.terminated
+      after = jax.vmap(env.step)(states, action)
+      record = Trajectory(
+          inputs=jax.vmap(self.evaluator.inputs)(found.leaf), leaf_sign=found.leaf_sign,
+          exact=found.leaf_exact, value=found.value, mover=states.current_player, live=live,
+          explored=explored & live, ended=live & after.terminated, reward=after.rewards[:, 0],
+          nodes=jnp.where(live, found.nodes, 0))
+      return after, record
+
+    _, records = jax.lax.scan(ply, states, jax.random.split(key, config.max_plies))
+    return records
+
+  def _iteration(self, state: TrainState) -> tuple[TrainState, dict]:
+    config = self.config
+    play_key, key = jax.random.split(state.key)
+    records = self.play(state.params, play_key)
+    finished = jnp.any(records.ended, axis=0)
+    loss = functools.partial(td_loss, self.evaluator, config.td_lambda)
+
+    def sgd(carry, _):
+      params, opt_state = carry
+      value, grads = jax.value_and_grad(loss)(params, records)
+      updates, opt_state = self.optimizer.update(grads, opt_state, params)
+      return (optax.apply_updates(params, updates), opt_state), value
+
+    (params, opt_state), losses = jax.lax.scan(sgd, (state.params, state.opt_state), None,
+                                               length=config.sgd_steps)
+    result = jnp.sum(jnp.where(records.live, records.reward, 0.0), axis=0)
+    plies = jnp.sum(records.live, axis=0)
+    metrics = {
+        "loss": losses[0], "games": jnp.float32(config.batch),
+        "first_player_win_rate": jnp.mean(result > 0),
+        "draw_rate": jnp.mean(finished & (result == 0)),
+        "unfinished_rate": jnp.mean(~finished), "mean_game_length": jnp.mean(plies),
+        "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(jnp.sum(plies), 1),
+        "positions": jnp.sum(plies).astype(jnp.float32)}
+    return TrainState(params, opt_state, state.iteration + 1, key), metrics
+
+  # -- The trained player ----------------------------------------------------------------------
+
+  def player(self, params: Any, env: base.Game | None = None, depth: int | None = None,
+             name: str | None = None):
+    """The alpha-beta `agents.Agent` with the learned evaluation (`params`) on `env` (default
+    the run's game; the feature MLP plays any Slider size), at `depth` (default the run's)."""
+    from azjax import agents  # agents imports this module lazily too (load)
+
+    env = env or self.env
+    depth = depth or self.config.depth
+    evaluation = Learner.evaluation_on(self, env, params)
+    return agents.Agent(name or f"tdleaf-d{depth}",
+                        alphabeta.search_policy(env, depth=depth, evaluation=evaluation))
+
+  def evaluation_on(self, env: base.Game, params: Any) -> Callable[[Any], Array]:
+    """The learned evaluation on another variant of the game (another Slider size)."""
+    evaluator = self.evaluator if env is self.env else make_evaluator(self.config, env)
+    return lambda state: evaluator.value(params, evaluator.inputs(state))
+
+  @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
+  def match(self, params: Any, key: Array, env: base.Game, games_: int, depth: int) -> dict:
+    """Per-game outcomes (`arena.match_outcomes`) of the learned evaluation against the game's
+    hand-written one, both in alpha-beta at `depth`, half the games with each colour."""
+    learned = alphabeta.search_policy(env, depth=depth,
+                                      evaluation=self.evaluation_on(env, params))
+    hand = alphabeta.search_policy(env, depth=depth, evaluation=env.alphabeta_evaluation)
+    return arena.match_outcomes(env, learned, hand, games_, self.config.max_plies * 4, key)
+
+  def score_against_hand(self, params: Any, key: Array, *, env: base.Game | None = None,
+                         games_: int | None = None, depth: int | None = None):
+    """The `arena.MatchResult` of `match`, from the learned evaluation's side."""
+    env = env or self.env
+    depth = depth or self.config.depth
+    out = self.match(params, key, env, games_ or self.config.eval_games, depth)
+    return arena.summarize(env, f"tdleaf-d{depth}", f"alphabeta-d{depth}(hand)", out)
+
+
+# -- Training runs ---------------------------------------------------------------------------------
+
+
+def _append(path: Path, row: dict) -> None:
+  with path.open("a") as f:
+    f.write(json.dumps(row) + "\n")
+
+
+def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
+  low, high = result.interval
+  return {f"score_vs_{prefix}": result.score, f"score_vs_{prefix}_low": low,
+          f"score_vs_{prefix}_high": high}
+
+
+def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=print) -> dict:
+  """Trains a TD-Leaf run in `run_dir` (new, or continued with `resume`), writing
+  `tdleaf.json`, `metrics.jsonl` (one row an iteration; `seconds` counts training time over
+  every chunk, compiling excluded), checkpoints, `models/<iteration>` snapshots and `model`.
+  Returns the last metrics row.
+
+  Raises:
+    ValueError: a new run in a directory that holds a run, or `resume` of one that holds none.
+  """
+  import time
+
+  from azjax import checkpoint
+
+  run_dir = Path(run_dir)
+  holds = (run_dir / CONFIG_FILE).exists() or (run_dir / "config.json").exists()
+  if resume and not (run_dir / CONFIG_FILE).exists():
+    raise ValueError(f"{run_dir}: no TD-Leaf run to resume (no {CONFIG_FILE})")
+  if not resume and holds:
+    raise ValueError(f"{run_dir} holds a run; continue it with --resume, or choose another "
+                     f"--run-dir (nothing was changed)")
+  if resume:
+    saved = Config.load(run_dir)
+    config = dataclasses.replace(saved, minutes=config.minutes, iterations=config.iterations)
+  run_dir.mkdir(parents=True, exist_ok=True)
+  config.save(run_dir)
+  learner = Learner(config)
+  state = learner.init(jax.random.key(config.seed))
+  mngr = checkpoint.manager(run_dir)
+  seconds = 0.0
+  if resume and mngr.latest_step() is not None:
+    state, meta, step = checkpoint.restore_intact(mngr, state, log=log)
+    seconds = float(meta.get("seconds", 0.0))
+    log(f"resumed {run_dir} at iteration {step} ({seconds / 60:.1f} min trained)")
+  metrics_path = run_dir / "metrics.jsonl"
+  eval_key = jax.random.key(config.seed + 1)
+
+  def save(it: int) -> None:
+    checkpoint.save(mngr, it, state, meta={"seconds": seconds})
+    checkpoint.save_model(run_dir, state.params, step=it)
+    checkpoint.save_model(run_dir, state.params)  # `model`: the latest, what `load` reads
+
+  log(f"compiling the TD-Leaf iteration ({config.game}, depth {config.depth}, "
+      f"{config.batch} games at once) ...")
+  t0 = time.time()
+  learner.iteration.lower(state).compile()
+  log(f"compiled in {time.time() - t0:.0f} s")
+  if int(state.iteration) == 0 and config.eval_every:
+    row = {"iteration": 0, "seconds": 0.0, "games": 0,
+           **_score_columns(learner.score_against_hand(state.params, eval_key))}
+    _append(metrics_path, row)
+    log(f"iteration 0: score vs hand {row['score_vs_hand']:.3f}")
+  budget = config.minutes * 60 if config.minutes else float("inf")
+  start_seconds, row = seconds, {}
+  games_so_far = int(state.iteration) * config.batch
+  while int(state.iteration) < config.iterations and seconds - start_seconds < budget:
+    t = time.time()
+    state, metrics = learner.iteration(state)
+    metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+    seconds += time.time() - t
+    it = int(state.iteration)
+    games_so_far += config.batch
+    row = {"iteration": it, "seconds": round(seconds, 2), **metrics, "games": games_so_far}
+    if config.eval_every and it % config.eval_every == 0:
+      eval_key, key = jax.random.split(eval_key)
+      row.update(_score_columns(learner.score_against_hand(state.params, key)))
+    _append(metrics_path, row)
+    extra = f", score vs hand {row['score_vs_hand']:.3f}" if "score_vs_hand" in row else ""
+    log(f"iteration {it}: {seconds / 60:.1f} min, loss {metrics['loss']:.4f}, game length "
+        f"{metrics['mean_game_length']:.0f}, draws {metrics['draw_rate']:.2f}{extra}")
+    if it % config.checkpoint_every == 0:
+      save(it)
+  save(int(state.iteration))
+  log(f"trained {int(state.iteration)} iterations in {seconds / 60:.1f} min; run: {run_dir}")
+  return row
+
+
+def load(run_dir: str | Path, step: int | None = None) -> tuple[Learner, Any]:
+  """`(learner, params)` of a TD-Leaf run (its final `model`, or the snapshot at `step`)."""
+  from azjax import checkpoint
+
+  learner = Learner(Config.load(run_dir))
+  abstract = learner.evaluator.init(jax.random.key(0))
+  return learner, checkpoint.load_model(run_dir, abstract, step=step)
+
+
+def is_run(run_dir: str | Path) -> bool:
+  """Whether `run_dir` holds a TD-Leaf run."""
+  return (Path(run_dir) / CONFIG_FILE).exists()

@@ -2,6 +2,14 @@
 
 A flat config keeps overrides short (`--set learning_rate=3e-4`) and lets a sweep name any
 field. Everything is checked by `Config.validate()` before anything compiles.
+
+Each field is documented once, where it is declared: a `Section` declares it with its meaning,
+unit, allowed values (`choices`, or a range `check` that `validate` applies) and whether the
+runs of one vmapped sweep group may differ in it (`traced`). `--print-config`, the file
+`docs/config.md` (`python -m azjax.config --markdown`) and the checks read them from there.
+
+A run's settings come from a preset, then a file (`read_settings`: JSON or TOML), then
+`key=value` overrides (`override`).
 """
 
 from __future__ import annotations
@@ -11,96 +19,234 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import jax
 
+from azjax import games, nets
 from azjax.nets import NetConfig
-from azjax.search import SearchConfig
+from azjax.search import ALGORITHMS, SearchConfig
+
+# -- Field declarations ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+  """A range a number must lie in; an error says "must be <text>"."""
+
+  text: str  # e.g. ">= 1", "in [0, 1]"
+  ok: Callable[[Any], bool]
+
+
+AT_LEAST_1 = Check(">= 1", lambda v: v >= 1)
+AT_LEAST_0 = Check(">= 0", lambda v: v >= 0)
+ABOVE_0 = Check("> 0", lambda v: v > 0)
+FRACTION = Check("in [0, 1]", lambda v: 0 <= v <= 1)
+PROBABILITY = Check("in (0, 1]", lambda v: 0 < v <= 1)
+BELOW_1 = Check("in [0, 1)", lambda v: 0 <= v < 1)
+
+OPTIMIZERS = ("adamw", "adam", "sgd")
+LR_SCHEDULES = ("constant", "cosine")
+OBSERVATIONS = ("mover", "thesis")  # Those of azjax.games.breakthrough.
+GATING_PLAYERS = ("policy", "search")
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+  """A group of `Config` fields; calling it declares one field of the group.
+
+  `section(default, help, unit=, choices=, check=, traced=)` is a `dataclasses.field` whose
+  metadata is the field's documentation:
+
+  * `help`: what the field means, in one line;
+  * `unit`: what its number counts (positions, iterations, ...);
+  * `choices`: the values a string field allows (checked by `Config.validate`);
+  * `check`: the range of a number (checked by `Config.validate`);
+  * `traced`: the training iteration reads the value as a traced scalar (`azjax.train.Hyper`),
+    so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`).
+  """
+
+  title: str
+  about: str = ""  # A paragraph for docs/config.md.
+
+  def __call__(self, default: Any, help: str, *, unit: str = "", choices: Sequence[str] = (),
+               check: Check | None = None, traced: bool = False) -> Any:
+    return dataclasses.field(default=default, metadata={
+        "section": self, "help": help, "unit": unit, "choices": tuple(choices),
+        "check": check, "traced": traced})
+
+
+_GAME = Section("Game", "Which game, and its options; 0 or an empty string keeps the game's "
+                "default. A game takes the options its class names in `config_options`.")
+_NETWORK = Section("Network", "The network (`azjax.nets.NetConfig`).")
+_SEARCH = Section(
+    "Search", "The self-play search (`azjax.search.SearchConfig`): Gumbel MuZero's Sequential "
+    "Halving (`gumbel`), or AlphaZero's PUCT with root Dirichlet noise (`puct`).")
+_SELFPLAY = Section(
+    "Self-play and replay buffer",
+    "Each iteration plays `selfplay_steps` moves in each of `selfplay_batch` games side by side "
+    "(a finished game starts again at once) and stores the positions in the replay buffer.")
+_TRAINING = Section(
+    "Training", "After self-play, each iteration takes `sgd_steps` optimizer steps on batches "
+    "sampled from the replay buffer. Samples trained per self-play position (the replay ratio) "
+    "are `sgd_steps * train_batch / (selfplay_batch * selfplay_steps)`.")
+_GATING = Section(
+    "Gating",
+    "AlphaGo Zero's gating, as in the Breakthrough thesis: self-play uses the best network so "
+    "far; after each iteration's SGD the trained network plays it `gating_games` games and "
+    "replaces it only with a score above `gating_threshold`.")
+_RUN = Section("Run length and checkpoints",
+               "`--minutes` and `--iterations` on the command line set the first two.")
+_EVALUATION = Section(
+    "Evaluation during training",
+    "Matches of the trained agent against uniform random play and rollout MCTS, and scorings "
+    "on the game's solver benchmark; the results go to the metrics and the plots.")
+_EFFICIENCY = Section(
+    "Learning efficiency",
+    "Options from the small-budget AlphaZero literature, compared at equal CPU time in "
+    "[efficiency.md](efficiency.md).")
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-  """Everything a training run depends on. Defaults are a tiny tic-tac-toe run."""
+  """Everything a training run depends on. Defaults are a tiny tic-tac-toe run.
 
-  # Game.
-  game: str = "tic_tac_toe"
-  rows: int = 0  # Breakthrough board size; 0 keeps the game's default.
-  cols: int = 0
-  observation: str = "mover"  # Breakthrough: "mover" or "thesis".
-  size: int = 0  # Slider's board side (4..12); 0 keeps the game's default (5).
-  obstacles: str = ""  # Slider's blocks: random, none, or squares "c3,d4"; "" = the default.
-  # Network (see azjax.nets.NetConfig).
-  net: str = "resnet"  # resnet | se_resnet | mlp | cnn
-  channels: int = 32
-  blocks: int = 2
-  hidden: int = 64
-  value_hidden: int = 32
-  policy_head: str = "dense"
-  compute_dtype: str = "float32"  # or "bfloat16" (parameters stay float32)
-  conv_impl: str = "xla"  # or "matmul" (same network; see azjax.nets.layers.MatmulConv)
-  # Search (see azjax.search.SearchConfig).
-  search: str = "gumbel"  # gumbel | puct
-  simulations: int = 16
-  max_num_considered_actions: int = 16
-  gumbel_scale: float = 1.0
-  dirichlet_alpha: float = 0.3
-  dirichlet_fraction: float = 0.25
-  pb_c_init: float = 1.25
-  temperature: float = 1.0
-  temperature_moves: int = 0
-  # Self-play: `selfplay_batch` games step together, `selfplay_steps` moves per iteration.
-  selfplay_batch: int = 64
-  selfplay_steps: int = 16
-  # Replay buffer (positions); a multiple of selfplay_batch.
-  buffer_size: int = 8192
-  min_buffer: int = 256  # positions with known outcomes before SGD starts
-  # Training.
-  train_batch: int = 128
-  sgd_steps: int = 8  # SGD steps per iteration
-  optimizer: str = "adamw"  # adamw | adam | sgd
-  learning_rate: float = 1e-3
-  lr_schedule: str = "constant"  # constant | cosine (over `iterations`)
-  warmup_steps: int = 0
-  momentum: float = 0.9  # sgd only
-  weight_decay: float = 1e-4  # decoupled (adamw) or L2 in the loss (adam, sgd)
-  value_weight: float = 1.0
-  max_grad_norm: float = 1.0  # 0 disables clipping
-  # Gating (AlphaGo Zero, the Breakthrough thesis): self-play uses the best network so far; after
-  # each iteration's SGD the trained network plays it `gating_games` games and replaces it only
-  # with a score above `gating_threshold`. "policy" sampling from the raw policies, or "search"
-  # (Gumbel search with noise, `eval_simulations`).
-  gating: bool = False
-  gating_games: int = 32
-  gating_threshold: float = 0.55
-  gating_player: str = "policy"
-  # Outer loop.
-  iterations: int = 100  # upper bound; `minutes` may end the run earlier
-  minutes: float = 0.0  # wall-clock budget for training; 0 = no limit
-  eval_every: int = 10  # iterations between evaluations; 0 = only at the end
-  eval_games: int = 64  # games per opponent (half with each colour)
-  eval_simulations: int = 16  # the trained agent's search during evaluation
-  eval_mcts_simulations: int = 64  # the rollout-MCTS opponent's simulations
-  checkpoint_every: int = 10  # iterations between checkpoints (also at the end and on Ctrl-C)
-  seed: int = 0
-  # Learning efficiency (docs/efficiency.md compares them at equal CPU time).
-  augment: bool = False  # train on each sample under a random board symmetry of the game
-  value_target_mix: float = 0.0  # value target: (1 - m) * game outcome + m * search root value
-  # Playout cap randomisation (KataGo): with cheap_simulations > 0, a random fraction
-  # full_search_prob of the moves is searched with `simulations` and used as policy targets;
-  # the others get a cheap search of cheap_simulations and train the value only.
-  cheap_simulations: int = 0
-  full_search_prob: float = 0.25
-  # Iterations between scorings on the game's solver benchmark (mistakes against perfect play;
-  # azjax.solver_benchmark; Connect Four and tic-tac-toe); 0 = never.
-  solver_every: int = 0
+  Every field's meaning is in its declaration (`help`, `field_help(key)`); the presets are
+  `PRESETS`, and docs/config.md lists both.
+  """
+
+  game: str = _GAME("tic_tac_toe", "the game to train", choices=games.GAMES)
+  rows: int = _GAME(0, "Breakthrough's board rows (2..26); 0 keeps the game's default")
+  cols: int = _GAME(0, "Breakthrough's board columns (2..26); 0 keeps the game's default")
+  observation: str = _GAME(
+      "mover", "Breakthrough's network input: mover (2 planes, the mover's view) or thesis "
+      "(3 planes, absolute)", choices=OBSERVATIONS)
+  size: int = _GAME(0, "Slider's board side (4..12); 0 keeps the game's default (5)")
+  obstacles: str = _GAME(
+      "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
+
+  net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS)
+  channels: int = _NETWORK(32, "convolution channels of the trunk (resnet, se_resnet, cnn)",
+                           check=AT_LEAST_1)
+  blocks: int = _NETWORK(
+      2, "residual blocks (resnet), conv layers after the stem (cnn) or hidden layers after "
+      "the first (mlp)", check=AT_LEAST_1)
+  hidden: int = _NETWORK(64, "width of the MLP's layers (trunk and policy head)",
+                         check=AT_LEAST_1)
+  value_hidden: int = _NETWORK(32, "width of the value head's hidden layer", check=AT_LEAST_1)
+  policy_head: str = _NETWORK(
+      "dense", "dense (flatten, then a dense layer) or conv (fully convolutional: the same "
+      "parameters on every board size; needs a convolutional net)", choices=nets.POLICY_HEADS)
+  compute_dtype: str = _NETWORK(
+      "float32", "the network's compute dtype (parameters stay float32)",
+      choices=tuple(nets.DTYPES))
+  conv_impl: str = _NETWORK(
+      "xla", "how convolutions are computed: xla, or matmul (the same network as matrix "
+      "products, which vmap better in sweeps)", choices=nets.CONV_IMPLS)
+
+  search: str = _SEARCH("gumbel", "the search algorithm: gumbel (Gumbel MuZero) or puct "
+                        "(AlphaZero)", choices=tuple(ALGORITHMS))
+  simulations: int = _SEARCH(16, "simulations of each self-play move's search",
+                             unit="simulations", check=AT_LEAST_1)
+  max_num_considered_actions: int = _SEARCH(
+      16, "gumbel: root actions that Sequential Halving considers", unit="actions",
+      check=AT_LEAST_1)
+  gumbel_scale: float = _SEARCH(1.0, "gumbel: scale of the root's Gumbel noise (0: none)",
+                                check=AT_LEAST_0, traced=True)
+  dirichlet_alpha: float = _SEARCH(0.3, "puct: concentration of the root's Dirichlet noise",
+                                   check=ABOVE_0, traced=True)
+  dirichlet_fraction: float = _SEARCH(
+      0.25, "puct: weight of the Dirichlet noise in the root's prior", check=FRACTION,
+      traced=True)
+  pb_c_init: float = _SEARCH(1.25, "puct: the exploration constant of the PUCT formula",
+                             check=AT_LEAST_0, traced=True)
+  temperature: float = _SEARCH(
+      1.0, "puct: early moves are drawn with probabilities visits ** (1 / temperature)",
+      check=ABOVE_0, traced=True)
+  temperature_moves: int = _SEARCH(
+      0, "puct: moves of each game drawn with the temperature; then the most visited move",
+      unit="moves", check=AT_LEAST_0, traced=True)
+
+  selfplay_batch: int = _SELFPLAY(64, "games played side by side", unit="games",
+                                  check=AT_LEAST_1)
+  selfplay_steps: int = _SELFPLAY(16, "moves each game advances per iteration", unit="moves",
+                                  check=AT_LEAST_1)
+  buffer_size: int = _SELFPLAY(8192, "replay buffer capacity; a multiple of selfplay_batch",
+                               unit="positions", check=AT_LEAST_1)
+  min_buffer: int = _SELFPLAY(256, "positions with known outcomes needed before SGD starts",
+                              unit="positions", check=AT_LEAST_0, traced=True)
+
+  train_batch: int = _TRAINING(128, "positions per SGD batch", unit="positions",
+                               check=AT_LEAST_1)
+  sgd_steps: int = _TRAINING(8, "SGD steps per iteration", unit="steps", check=AT_LEAST_0)
+  optimizer: str = _TRAINING("adamw", "the optimizer", choices=OPTIMIZERS)
+  learning_rate: float = _TRAINING(1e-3, "peak learning rate (a schedule multiplies it)",
+                                   check=ABOVE_0, traced=True)
+  lr_schedule: str = _TRAINING(
+      "constant", "constant, or cosine decay over iterations * sgd_steps",
+      choices=LR_SCHEDULES)
+  warmup_steps: int = _TRAINING(0, "linear learning-rate warmup from 0", unit="SGD steps",
+                                check=AT_LEAST_0)
+  momentum: float = _TRAINING(0.9, "Nesterov momentum (sgd only)", check=BELOW_1, traced=True)
+  weight_decay: float = _TRAINING(
+      1e-4, "decoupled weight decay (adamw) or L2 coefficient in the loss (adam, sgd)",
+      check=AT_LEAST_0, traced=True)
+  value_weight: float = _TRAINING(1.0, "weight of the value loss against the policy loss",
+                                  check=AT_LEAST_0, traced=True)
+  max_grad_norm: float = _TRAINING(1.0, "clip gradients to this global norm; 0 disables it",
+                                   check=AT_LEAST_0, traced=True)
+
+  gating: bool = _GATING(False, "self-play with the best network so far, which a trained one "
+                         "replaces only by winning a gating match")
+  gating_games: int = _GATING(32, "games of each gating match; even and >= 2", unit="games")
+  gating_threshold: float = _GATING(
+      0.55, "score the trained network needs to replace the best one", check=FRACTION,
+      traced=True)
+  gating_player: str = _GATING(
+      "policy", "how gating games are played: policy (sampling the raw policies) or search "
+      "(Gumbel search with noise, eval_simulations)", choices=GATING_PLAYERS)
+
+  iterations: int = _RUN(100, "iterations to train; minutes may end the run earlier",
+                         check=AT_LEAST_1)
+  minutes: float = _RUN(
+      0.0, "training time budget, counted once the iteration has compiled; 0 = no limit",
+      unit="minutes", check=AT_LEAST_0)
+  checkpoint_every: int = _RUN(
+      10, "iterations between checkpoints (also written at the end and on Ctrl-C)",
+      unit="iterations", check=AT_LEAST_0)
+  seed: int = _RUN(0, "the random seed (a sweep's seeds are traced too)")
+
+  eval_every: int = _EVALUATION(10, "iterations between evaluations; 0 = only at the end",
+                                unit="iterations", check=AT_LEAST_0)
+  eval_games: int = _EVALUATION(
+      64, "games against each opponent, half with each colour; even; 0 = none", unit="games",
+      check=AT_LEAST_0)
+  eval_simulations: int = _EVALUATION(
+      16, "simulations of the trained agent's (noiseless) search in evaluations",
+      unit="simulations", check=AT_LEAST_1)
+  eval_mcts_simulations: int = _EVALUATION(64, "simulations of the rollout-MCTS opponent",
+                                           unit="simulations", check=AT_LEAST_1)
+  solver_every: int = _EVALUATION(
+      0, "iterations between scorings on the game's solver benchmark (mistakes against "
+      "perfect play; Connect Four, tic-tac-toe); 0 = never", unit="iterations",
+      check=AT_LEAST_0)
+
+  augment: bool = _EFFICIENCY(
+      False, "train on each sample under a random symmetry of the board (Game.symmetries)")
+  value_target_mix: float = _EFFICIENCY(
+      0.0, "value target: (1 - m) * game outcome + m * the search's root value",
+      check=FRACTION, traced=True)
+  cheap_simulations: int = _EFFICIENCY(
+      0, "playout cap randomisation (KataGo): simulations of the cheap searches, which train "
+      "the value only; below simulations; 0 = off", unit="simulations", check=AT_LEAST_0)
+  full_search_prob: float = _EFFICIENCY(
+      0.25, "with cheap_simulations: the fraction of moves searched in full (and used as "
+      "policy targets)", check=PROBABILITY)
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
     """The game's constructor options: the fields its class names in `config_options`
     (Breakthrough: rows, cols, observation), except those left at 0 (the game's default)."""
-    from azjax import games  # Local import: games import nothing from here.
-
     options = games.game_class(self.game).config_options
     names = options if isinstance(options, dict) else {key: key for key in options}
     return {arg: getattr(self, key) for key, arg in names.items()
@@ -135,12 +281,15 @@ class Config:
 
   # -- Checks --------------------------------------------------------------------------------------
   def validate(self, num_devices: int = 1) -> "Config":
-    """Raises ValueError naming the first impossible value; returns self."""
-    from azjax import games  # Local import: games import nothing from here.
+    """Raises `ConfigError` (a ValueError) naming the first impossible value; returns self.
+
+    The ranges and choices declared with the fields are checked here, then what relates
+    several fields.
+    """
 
     def need(cond: bool, key: str, why: str) -> None:
       if not cond:
-        raise ValueError(f"config {key}={getattr(self, key)!r}: {why}")
+        raise ConfigError(f"config {key}={getattr(self, key)!r}: {why}", key)
 
     need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
     # The game options a run may set are those the game's class names (`config_options`).
@@ -156,39 +305,18 @@ class Config:
     for key in ("size", "obstacles"):
       need(getattr(self, key) in (0, "") or key in options, key,
            f"only {taking(key)} takes it; leave it unset for {self.game}")
-    need(self.observation in ("mover", "thesis"), "observation", "use 'mover' or 'thesis'")
-    need(self.observation == "mover" or "observation" in options, "observation",
-         f"the thesis encoding exists for {taking('observation')} only")
-    for key in ("simulations", "selfplay_batch", "selfplay_steps", "buffer_size", "train_batch",
-                "iterations", "eval_simulations", "eval_mcts_simulations", "channels", "blocks",
-                "hidden", "value_hidden"):
-      need(getattr(self, key) >= 1, key, "must be >= 1")
-    for key in ("sgd_steps", "min_buffer", "eval_every", "checkpoint_every", "warmup_steps",
-                "temperature_moves", "eval_games"):
-      need(getattr(self, key) >= 0, key, "must be >= 0")
-    # Every float field, present and future: inf and nan pass most comparisons below
-    # (inf > 0, and nan fails them with a misleading reason) and are not JSON.
+    # Every float field, present and future, before its range: inf and nan pass most
+    # comparisons (inf > 0, and nan fails them with a misleading reason) and are not JSON.
     for field in dataclasses.fields(self):
       if isinstance(field.default, float):
         need(math.isfinite(getattr(self, field.name)), field.name, "must be a finite number")
-    # The signs and ranges that make sense; a new float field that may not be negative adds a
-    # line here (one whose default is a float is already checked for finiteness above).
-    at_least_0, above_0, fraction = ((lambda v: v >= 0, "must be >= 0"),
-                                     (lambda v: v > 0, "must be > 0"),
-                                     (lambda v: 0 <= v <= 1, "must be in [0, 1]"))
-    float_ranges = {
-        "minutes": at_least_0, "learning_rate": above_0, "weight_decay": at_least_0,
-        "value_weight": at_least_0, "max_grad_norm": at_least_0, "gumbel_scale": at_least_0,
-        "dirichlet_alpha": above_0, "dirichlet_fraction": fraction, "pb_c_init": at_least_0,
-        "temperature": above_0, "momentum": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
-        "gating_threshold": fraction}
-    for key, (ok, why) in float_ranges.items():
-      need(ok(getattr(self, key)), key, why)
-    need(self.optimizer in ("adamw", "adam", "sgd"), "optimizer", "use adamw, adam or sgd")
+    # The ranges declared with the fields.
+    for field in dataclasses.fields(self):
+      check = field.metadata["check"]
+      if check is not None:
+        need(check.ok(getattr(self, field.name)), field.name, f"must be {check.text}")
     need(self.gating_games >= 2 and self.gating_games % 2 == 0, "gating_games",
          "must be even and >= 2 (half the games with each colour)")
-    need(self.gating_player in ("policy", "search"), "gating_player", "use policy or search")
-    need(self.lr_schedule in ("constant", "cosine"), "lr_schedule", "use constant or cosine")
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each colour)")
     need(self.buffer_size % self.selfplay_batch == 0, "buffer_size",
          f"must be a multiple of selfplay_batch={self.selfplay_batch}")
@@ -199,14 +327,18 @@ class Config:
          f"must be divisible by the number of devices ({num_devices})")
     need(self.train_batch % num_devices == 0, "train_batch",
          f"must be divisible by the number of devices ({num_devices})")
-    need(0 <= self.value_target_mix <= 1, "value_target_mix", "must be in [0, 1]")
-    need(self.cheap_simulations >= 0, "cheap_simulations", "must be >= 0 (0 = off)")
     need(self.cheap_simulations < self.simulations, "cheap_simulations",
          f"must be below simulations={self.simulations} (a cheap search)")
-    need(0 < self.full_search_prob <= 1, "full_search_prob", "must be in (0, 1]")
-    need(self.solver_every >= 0, "solver_every", "must be >= 0 (0 = never)")
+    # The network's and the search's own checks name their settings ("kind", "algorithm").
     self.net_config().validate()
     self.search_config().validate()
+    # The choices declared with the fields (those of the network and the search are theirs).
+    for field in dataclasses.fields(self):
+      choices = field.metadata["choices"]
+      if choices:
+        need(getattr(self, field.name) in choices, field.name, f"use {_one_of(choices)}")
+    need(self.observation == "mover" or "observation" in options, "observation",
+         f"the thesis encoding exists for {taking('observation')} only")
     return self
 
   def to_json(self) -> str:
@@ -217,7 +349,39 @@ class Config:
     return override(cls(), values.items())
 
 
+class ConfigError(ValueError):
+  """An impossible config value (`Config.validate`); `key` names its field."""
+
+  def __init__(self, message: str, key: str):
+    super().__init__(message)
+    self.key = key
+
+
+def _one_of(choices: Sequence[str]) -> str:
+  """"a, b or c"."""
+  return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
+
+
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+# The keys the iteration reads as traced values: a vmapped sweep group's runs may differ in
+# them (with `seed`). `azjax.train.Hyper` holds these.
+TRACED_KEYS: tuple[str, ...] = tuple(k for k, f in _FIELDS.items() if f.metadata["traced"])
+
+
+def field_help(key: str) -> str:
+  """One line on `key`: its help, unit and allowed values (those the help does not name).
+
+  Raises:
+    KeyError: `key` is not a config field.
+  """
+  info = _FIELDS[key].metadata
+  unit = info["unit"]
+  text = info["help"] + (f" [{unit}]" if unit and unit not in info["help"] else "")
+  if info["choices"] and not all(choice in info["help"] for choice in info["choices"]):
+    text += f" ({' | '.join(info['choices'])})"
+  if info["check"] is not None:
+    text += f"; {info['check'].text}"
+  return text
 
 
 def _parse_value(key: str, raw: Any, default: Any) -> Any:
@@ -243,20 +407,27 @@ def _parse_value(key: str, raw: Any, default: Any) -> Any:
     raise ValueError(f"config {key}: expected {kind.__name__}, got {raw!r}") from None
 
 
-def override(config: Config, items: Iterable[tuple[str, Any]]) -> Config:
+def override(config: Config, items: Iterable[tuple[str, Any]], *,
+             source: str | os.PathLike | None = None) -> Config:
   """Returns `config` with `(key, value)` pairs applied; values may be strings to parse.
 
   Raises:
-    ValueError: for an unknown key (with the closest names) or a value of the wrong type.
+    ValueError: for an unknown key (with the closest names) or a value of the wrong type; the
+      message starts with `source` (a file the pairs came from) if given.
   """
   changes = {}
   for key, raw in items:
-    if key not in _FIELDS:
-      import difflib
-      close = difflib.get_close_matches(key, _FIELDS, n=3)
-      hint = f"; did you mean {', '.join(close)}?" if close else ""
-      raise ValueError(f"config: unknown key {key!r}{hint}")
-    changes[key] = _parse_value(key, raw, getattr(config, key))
+    try:
+      if key not in _FIELDS:
+        import difflib
+        close = difflib.get_close_matches(key, _FIELDS, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"config: unknown key {key!r}{hint}")
+      changes[key] = _parse_value(key, raw, getattr(config, key))
+    except ValueError as err:
+      if source is None:
+        raise
+      raise ValueError(f"{source}: {err}") from None
   return dataclasses.replace(config, **changes)
 
 
@@ -269,6 +440,54 @@ def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
     key, value = pair.split("=", 1)
     out.append((key.strip(), value.strip()))
   return out
+
+
+# -- Config files --------------------------------------------------------------------------------
+
+
+def read_settings(path: str | os.PathLike) -> dict[str, Any]:
+  """The settings in a config file, unchecked: `{key: value}`.
+
+  The file is JSON (an object, like a run's config.json) when its text starts with `{`, else
+  TOML (`key = value` lines at the top level, like `--print-config toml` writes).
+
+  Raises:
+    ValueError: the file cannot be read or parsed, or is not a flat table of settings; the
+      message names the file.
+  """
+  path = Path(path)
+  try:
+    text = path.read_text()
+  except OSError as err:
+    raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+  except UnicodeDecodeError as err:
+    raise ValueError(f"{path}: not a valid config file ({err})") from None
+  if text.lstrip().startswith("{"):
+    try:
+      values = json.loads(text, parse_constant=_no_constant)
+    except ValueError as err:
+      raise ValueError(f"{path}: not a valid JSON config file ({err})") from None
+  else:
+    try:
+      import tomllib  # noqa: PLC0415 (Python 3.11)
+    except ModuleNotFoundError:  # Python 3.10.
+      try:
+        import tomli as tomllib  # noqa: PLC0415
+      except ModuleNotFoundError:
+        raise ValueError(f"{path}: reading TOML needs Python 3.11 or the tomli package; "
+                         "write the settings as a JSON object instead") from None
+    try:
+      values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+      raise ValueError(f"{path}: not a valid TOML config file ({err})") from None
+  if not isinstance(values, dict):
+    raise ValueError(f"{path}: not a valid config file (an object of settings expected)")
+  for key, value in values.items():
+    if isinstance(value, dict):
+      raise ValueError(f"{path}: {key!r} is a table, but a config file is flat: each setting "
+                       "is a key of its own at the top level (`key = value`)")
+  return values
+
 
 
 # -- A run directory's config.json ---------------------------------------------------------------
@@ -419,3 +638,120 @@ def preset(name: str, game: str | None = None) -> Config:
   if name not in PRESETS:
     raise ValueError(f"unknown preset {name!r}; available: auto, {', '.join(PRESETS)}")
   return PRESETS[name]
+
+
+# -- The config as text: --print-config and docs/config.md ----------------------------------------
+
+
+def _sections() -> dict[Section, list[dataclasses.Field]]:
+  """The fields of each section, in the order of the class."""
+  out: dict[Section, list[dataclasses.Field]] = {}
+  for field in _FIELDS.values():
+    out.setdefault(field.metadata["section"], []).append(field)
+  return out
+
+
+def _toml_value(value: Any) -> str:
+  if isinstance(value, bool):
+    return "true" if value else "false"
+  if isinstance(value, str):
+    return json.dumps(value)  # A JSON string is a TOML basic string.
+  return repr(value)
+
+
+def to_toml(config: Config) -> str:
+  """Every key of `config` as a `key = value` line with its one-line help, grouped by section:
+  a TOML file that `--config` reads back (`read_settings`)."""
+  width = max(len(f"{key} = {_toml_value(getattr(config, key))}") for key in _FIELDS)
+  lines = ["# azjax config: `--config FILE` reads it; docs/config.md explains every key."]
+  for section, fields in _sections().items():
+    lines += ["", f"# -- {section.title}"]
+    for field in fields:
+      setting = f"{field.name} = {_toml_value(getattr(config, field.name))}"
+      lines.append(f"{setting:<{width}}  # {field_help(field.name)}")
+  return "\n".join(lines) + "\n"
+
+
+def non_defaults(config: Config) -> dict[str, Any]:
+  """The fields of `config` that differ from `Config()`'s, in the order of the class."""
+  default = Config()
+  return {key: getattr(config, key) for key in _FIELDS
+          if getattr(config, key) != getattr(default, key)}
+
+
+def _md(text: str) -> str:
+  """`text` for a Markdown table cell."""
+  return text.replace("|", "\\|").replace("*", "\\*")
+
+
+def reference_markdown() -> str:
+  """docs/config.md: every key (meaning, type, default, allowed values) by section, and the
+  presets. `python -m azjax.config --markdown` prints it."""
+  lines = [
+      "# Config reference",
+      "",
+      "<!-- Generated from the declarations in azjax/config.py by `python -m azjax.config "
+      "--markdown > docs/config.md`; tests/test_config.py checks that it is up to date. -->",
+      "",
+      "Every setting of a training run is a field of `azjax.config.Config`, documented where "
+      "it is declared. A run takes them from a preset (`--preset NAME`), then a file "
+      "(`--config FILE`, JSON or TOML), then `--set KEY=VALUE` (repeatable); each overrides "
+      "the one before. `azjax train GAME --print-config` prints the result, each key with "
+      "its one line of help, as a TOML file that `--config` reads back. An unknown key, a "
+      "value of the wrong type or outside the allowed values stops the command before "
+      "anything compiles, with a message naming the key (and the file).",
+      "",
+      "*Traced* keys are read by the training iteration as values, not as program structure "
+      "(`azjax.train.Hyper`): the runs of a sweep that differ only in them (and in `seed`) "
+      "train together as one vmapped program ([sweeps.md](sweeps.md)).",
+  ]
+  for section, fields in _sections().items():
+    lines += ["", f"## {section.title}", ""]
+    if section.about:
+      lines += [section.about, ""]
+    lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+    for field in fields:
+      info = field.metadata
+      kind = f"{field.type}, {info['unit']}" if info["unit"] else field.type
+      allowed = (", ".join(f"`{c}`" for c in info["choices"]) if info["choices"]
+                 else f"`{info['check'].text}`" if info["check"] is not None else "")
+      meaning = _md(info["help"]) + (" *(traced)*" if info["traced"] else "")
+      lines.append(f"| `{field.name}` | {kind} | `{_toml_value(field.default)}` | {allowed} "
+                   f"| {meaning} |")
+  lines += [
+      "", "## Presets", "",
+      "`--preset NAME` starts from one of these; `auto` (the default) is `<game>_gpu` with an "
+      "accelerator, else `<game>_cpu`, else `<game>`. Each row lists the keys the preset sets "
+      "to other values than the defaults above.", "",
+      "| preset | settings other than the defaults |", "|---|---|"]
+  for name, config in PRESETS.items():
+    settings = ", ".join(f"`{key}={_toml_value(value)}`"
+                         for key, value in non_defaults(config).items())
+    lines.append(f"| `{name}` | {settings or '(the defaults)'} |")
+  return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+  """`python -m azjax.config --markdown` prints docs/config.md; `--toml [PRESET]` a preset
+  (default the defaults) as a commented TOML file."""
+  import argparse  # noqa: PLC0415
+
+  parser = argparse.ArgumentParser(prog="python -m azjax.config",
+                                   description="Print the config reference or a preset.")
+  group = parser.add_mutually_exclusive_group(required=True)
+  group.add_argument("--markdown", action="store_true",
+                     help="the reference of every key and preset (docs/config.md)")
+  group.add_argument("--toml", nargs="?", const="tiny", metavar="PRESET",
+                     help="a preset (default: tiny, the defaults) as TOML, a line of help a key")
+  args = parser.parse_args(argv)
+  if args.markdown:
+    print(reference_markdown(), end="")
+  else:
+    try:
+      print(to_toml(preset(args.toml)), end="")
+    except ValueError as err:
+      parser.exit(2, f"error: {err}\n")
+
+
+if __name__ == "__main__":
+  main()

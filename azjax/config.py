@@ -684,31 +684,43 @@ def _md(text: str) -> str:
   return text.replace("|", "\\|").replace("*", "\\*")
 
 
+def _setting(key: str, value: Any) -> str:
+  """`key=value` as `--set` takes it."""
+  return f"{key}={value if isinstance(value, str) else _toml_value(value)}"
+
+
 def reference_markdown() -> str:
   """docs/config.md: every key (meaning, type, default, allowed values) by section, and the
   presets. `python -m azjax.config --markdown` prints it."""
+  import textwrap  # noqa: PLC0415
+
+  def paragraph(text: str) -> list[str]:
+    return textwrap.wrap(text, width=96, break_long_words=False, break_on_hyphens=False)
+
   lines = [
-      "# Config reference",
-      "",
-      "<!-- Generated from the declarations in azjax/config.py by `python -m azjax.config "
-      "--markdown > docs/config.md`; tests/test_config.py checks that it is up to date. -->",
-      "",
+      "# Config reference", "",
+      "<!-- Generated from the field declarations in azjax/config.py by",
+      "     python -m azjax.config --markdown > docs/config.md",
+      "     tests/test_config.py checks that it is up to date. -->", ""]
+  lines += paragraph(
       "Every setting of a training run is a field of `azjax.config.Config`, documented where "
       "it is declared. A run takes them from a preset (`--preset NAME`), then a file "
       "(`--config FILE`, JSON or TOML), then `--set KEY=VALUE` (repeatable); each overrides "
       "the one before. `azjax train GAME --print-config` prints the result, each key with "
-      "its one line of help, as a TOML file that `--config` reads back. An unknown key, a "
-      "value of the wrong type or outside the allowed values stops the command before "
-      "anything compiles, with a message naming the key (and the file).",
-      "",
+      "its value and a line of help, as a TOML file that `--config` reads back (into a file "
+      "or a pipe it prints JSON, which `--config` reads too, unless told `--print-config "
+      "toml`). An unknown key, or a value of the wrong type or outside the allowed values, "
+      "stops the command before anything compiles, with a message naming the key (and the "
+      "file it came from).")
+  lines.append("")
+  lines += paragraph(
       "*Traced* keys are read by the training iteration as values, not as program structure "
       "(`azjax.train.Hyper`): the runs of a sweep that differ only in them (and in `seed`) "
-      "train together as one vmapped program ([sweeps.md](sweeps.md)).",
-  ]
+      "train together as one vmapped program ([sweeps.md](sweeps.md)).")
   for section, fields in _sections().items():
     lines += ["", f"## {section.title}", ""]
     if section.about:
-      lines += [section.about, ""]
+      lines += paragraph(section.about) + [""]
     lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     for field in fields:
       info = field.metadata
@@ -718,14 +730,14 @@ def reference_markdown() -> str:
       meaning = _md(info["help"]) + (" *(traced)*" if info["traced"] else "")
       lines.append(f"| `{field.name}` | {kind} | `{_toml_value(field.default)}` | {allowed} "
                    f"| {meaning} |")
-  lines += [
-      "", "## Presets", "",
+  lines += ["", "## Presets", ""]
+  lines += paragraph(
       "`--preset NAME` starts from one of these; `auto` (the default) is `<game>_gpu` with an "
-      "accelerator, else `<game>_cpu`, else `<game>`. Each row lists the keys the preset sets "
-      "to other values than the defaults above.", "",
-      "| preset | settings other than the defaults |", "|---|---|"]
+      "accelerator, else `<game>_cpu`, else `<game>`. Each row lists the settings in which the "
+      "preset differs from the defaults above.")
+  lines += ["", "| preset | settings other than the defaults |", "|---|---|"]
   for name, config in PRESETS.items():
-    settings = ", ".join(f"`{key}={_toml_value(value)}`"
+    settings = ", ".join(f"`{_setting(key, value)}`"
                          for key, value in non_defaults(config).items())
     lines.append(f"| `{name}` | {settings or '(the defaults)'} |")
   return "\n".join(lines) + "\n"

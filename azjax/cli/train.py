@@ -18,23 +18,40 @@ from azjax.cli.common import prog
 
 
 def build_config(game: str, preset: str, overrides: list[str], minutes: float | None,
-                 iterations: int | None,
-                 base: config_lib.Config | None = None) -> config_lib.Config:
-  """The preset (or `base`, a resumed run's saved config) with overrides applied and
-  validated (raises ValueError naming the key)."""
+                 iterations: int | None, base: config_lib.Config | None = None, *,
+                 config_file: str | Path | None = None) -> config_lib.Config:
+  """The preset (or `base`, a resumed run's saved config), then the settings of `config_file`
+  (JSON or TOML), then the `key=value` overrides, validated.
+
+  Raises:
+    ValueError: naming the key, and the file for a key or a value that came from it.
+  """
   config = base if base is not None else config_lib.preset(preset, game=game)
   if config.game != game:
     source = "the saved config" if base is not None else f"--preset {preset}"
     raise ValueError(f"{source} is for {config.game}, not {game}")
-  config = config_lib.override(config, config_lib.parse_overrides(overrides))
+  pairs = config_lib.parse_overrides(overrides)
+  settings = config_lib.read_settings(config_file) if config_file is not None else {}
+  config = config_lib.override(config, settings.items(), source=config_file)
+  config = config_lib.override(config, pairs)
+  # The keys whose values come from the file, for errors.
+  from_file = set(settings) - {key for key, _ in pairs} - {
+      key for key, value in (("minutes", minutes), ("iterations", iterations))
+      if value is not None}
   if config.game != game:  # Each entry point trains its own game (and says so in its name).
-    raise ValueError(f"config game={config.game!r}: {prog(f'train {game}', game)} trains "
-                     f"{game}; use {prog(f'train {config.game}', config.game)} instead")
+    where = f" (from {config_file})" if "game" in from_file else ""
+    raise ValueError(f"config game={config.game!r}{where}: {prog(f'train {game}', game)} "
+                     f"trains {game}; use {prog(f'train {config.game}', config.game)} instead")
   if minutes is not None:
     config = dataclasses.replace(config, minutes=minutes)
   if iterations is not None:
     config = dataclasses.replace(config, iterations=iterations)
-  return config.validate()
+  try:
+    return config.validate()
+  except config_lib.ConfigError as err:
+    if err.key in from_file:
+      raise ValueError(f"{err} (set in {config_file})") from None
+    raise
 
 
 def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None = None) -> Path:
@@ -47,6 +64,24 @@ def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None =
     number += 1
     path = Path(root) / f"{preset_name}-{stamp}-{number}"
   return path
+
+
+def add_config_file_option(parser: argparse.ArgumentParser) -> None:
+  """--config FILE: settings over the preset's (`config.read_settings`)."""
+  parser.add_argument("--config", default=None, metavar="FILE",
+                      help="settings from a JSON or TOML file (such as --print-config writes, "
+                      "or a run's config.json) over the preset's; --set overrides them")
+
+
+def print_config(config: config_lib.Config, fmt: str = "auto") -> None:
+  """Prints `config`: "toml" (each key with its help), "json", or "auto" (TOML on a terminal,
+  JSON into a file or a pipe, for programs that read it)."""
+  if fmt == "auto":
+    fmt = "toml" if sys.stdout.isatty() else "json"
+  if fmt == "toml":
+    print(config_lib.to_toml(config), end="")
+  else:
+    print(config.to_json())
 
 
 def add_compile_cache_options(parser: argparse.ArgumentParser) -> None:
@@ -93,8 +128,10 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       help="auto (the default: a GPU preset with an accelerator, else a CPU "
                       "one) or one of: " + ", ".join(config_lib.PRESETS)
                       + "; with --resume the run's saved config is used instead")
+  add_config_file_option(parser)
   parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="override a config field (repeatable)")
+                      metavar="KEY=VALUE", help="override a config field, also one from "
+                      "--config (repeatable); docs/config.md lists them")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget; the clock starts once the training "
                       "iteration has compiled, so compilation is not counted")
@@ -119,12 +156,18 @@ def main(game: str, argv: list[str] | None = None) -> None:
   add_compile_cache_options(parser)
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
-  parser.add_argument("--print-config", action="store_true", help="print the config and exit")
+  parser.add_argument("--print-config", nargs="?", const="auto", default=None,
+                      choices=("auto", "toml", "json"), metavar="FORMAT",
+                      help="print the config and exit: every key with its value and a line of "
+                      "help, as a TOML file that --config reads (the default on a terminal), "
+                      "or 'json' (the default when the output goes to a file or a program)")
   args = parser.parse_args(argv)
   if args.resume and args.preset is not None:
     parser.exit(2, "error: --resume continues a run with its saved config; drop --preset\n")
   if args.resume and args.run_dir is None:
     parser.exit(2, "error: --resume continues the run in --run-dir DIR; name it\n")
+  if args.resume and args.config is not None:
+    parser.exit(2, "error: --resume continues a run with its saved config; drop --config\n")
   if args.resume and args.overwrite:
     parser.exit(2, "error: --resume continues a run and --overwrite replaces it; give one\n")
   preset = args.preset or "auto"
@@ -136,13 +179,15 @@ def main(game: str, argv: list[str] | None = None) -> None:
     # Resuming starts from the run's own config, not today's preset (the presets, or the
     # machine that "auto" resolves on, may have changed since).
     base = config_lib.read_config(run_dir) if args.resume else None
-    config = build_config(game, preset, args.overrides, args.minutes, args.iterations, base)
+    config = build_config(game, preset, args.overrides, args.minutes, args.iterations, base,
+                          config_file=args.config)
   except (ValueError, FileNotFoundError) as err:
     parser.exit(2, f"error: {err}\n")
   if args.print_config:
-    print(config.to_json())
+    print_config(config, args.print_config)
     return
-  source = "its saved config" if args.resume else f"preset {preset_name}"
+  source = ("its saved config" if args.resume else f"preset {preset_name}"
+            + (f" with {args.config}" if args.config else ""))
   print(f"azjax: {game}, {source}, run directory {run_dir}")
   use_compile_cache(args)  # Before anything compiles: JAX decides once per process.
   from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.

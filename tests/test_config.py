@@ -1,0 +1,200 @@
+"""The config's one place of documentation: every field's help, docs/config.md, config files."""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from azjax import config as config_lib
+from azjax.cli import train as train_cli
+from azjax.config import Config
+
+try:
+  import tomllib
+except ModuleNotFoundError:  # Python 3.10.
+  tomllib = None
+
+ROOT = Path(__file__).resolve().parent.parent
+FIELDS = dataclasses.fields(Config)
+needs_toml = pytest.mark.skipif(tomllib is None, reason="reading TOML needs Python 3.11")
+
+
+# -- Every field documented where it is declared ---------------------------------------------------
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
+def test_every_field_has_a_one_line_help(field):
+  info = field.metadata
+  assert isinstance(info.get("section"), config_lib.Section), field.name
+  assert info["help"].strip() and "\n" not in info["help"], field.name
+  assert config_lib.field_help(field.name).startswith(info["help"])
+  # The allowed values hold for the default (a preset may only narrow them).
+  if info["check"] is not None:
+    assert info["check"].ok(field.default), field.name
+  if info["choices"]:
+    assert field.default in info["choices"], field.name
+
+
+def test_docs_config_md_is_up_to_date():
+  """docs/config.md is generated from the declarations: a new key, a changed default or help, or
+  a changed preset needs `python -m azjax.config --markdown > docs/config.md`."""
+  expected = config_lib.reference_markdown()
+  actual = (ROOT / "docs" / "config.md").read_text()
+  assert actual == expected, ("docs/config.md is out of date: run "
+                              "python -m azjax.config --markdown > docs/config.md")
+  for field in FIELDS:
+    assert f"| `{field.name}` |" in actual
+  for name in config_lib.PRESETS:
+    assert f"| `{name}` |" in actual
+
+
+def test_the_markdown_command_prints_the_reference(capsys):
+  config_lib.main(["--markdown"])
+  assert capsys.readouterr().out == config_lib.reference_markdown()
+
+
+def test_traced_keys_are_those_of_the_iterations_hyperparameters():
+  """The `traced` marks are the keys `azjax.train.Hyper` reads as values (and a sweep batches)."""
+  from azjax import sweep, train
+
+  assert set(config_lib.TRACED_KEYS) == set(train.HYPER_KEYS)
+  assert set(sweep.BATCHED_KEYS) == {"seed", *config_lib.TRACED_KEYS}
+
+
+def test_the_config_stays_a_frozen_hashable_value():
+  config = config_lib.PRESETS["connect_four"]
+  assert hash(config) == hash(dataclasses.replace(config))
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    config.simulations = 3  # type: ignore[misc]
+  assert Config.from_dict(json.loads(config.to_json())) == config
+  assert config_lib.non_defaults(Config()) == {}
+  assert config_lib.non_defaults(config)["game"] == "connect_four"
+
+
+@pytest.mark.parametrize("field", [f for f in FIELDS if f.metadata["check"] is not None],
+                         ids=lambda f: f.name)
+def test_validate_applies_each_declared_range(field):
+  check = field.metadata["check"]
+  bad = next(v for v in (-1, 0, 1, 1.5) if not check.ok(v))
+  value = float(bad) if isinstance(field.default, float) else int(bad)
+  with pytest.raises(config_lib.ConfigError,
+                     match=rf"config {field.name}=.*must be {re.escape(check.text)}") as err:
+    dataclasses.replace(Config(), **{field.name: value}).validate()
+  assert err.value.key == field.name
+
+
+@pytest.mark.parametrize("key", ["observation", "optimizer", "lr_schedule", "gating_player"])
+def test_validate_applies_each_declared_choice(key):
+  with pytest.raises(ValueError, match=f"config {key}='nonsense': use .* or "):
+    dataclasses.replace(Config(), **{key: "nonsense"}).validate()
+
+
+# -- --print-config and config files --------------------------------------------------------------
+
+
+@needs_toml
+@pytest.mark.parametrize("name", list(config_lib.PRESETS))
+def test_printed_toml_has_every_key_with_its_help_and_reads_back(name, tmp_path):
+  preset = config_lib.PRESETS[name]
+  text = config_lib.to_toml(preset)
+  for field in FIELDS:
+    assert f"# {config_lib.field_help(field.name)}" in text, field.name
+  assert Config.from_dict(tomllib.loads(text)) == preset
+  (tmp_path / "preset.toml").write_text(text)
+  assert Config.from_dict(config_lib.read_settings(tmp_path / "preset.toml")) == preset
+
+
+@needs_toml
+def test_print_config_formats(capsys):
+  train_cli.main("tic_tac_toe", ["--preset", "tic_tac_toe", "--print-config", "toml"])
+  out = capsys.readouterr().out
+  assert 'net = "mlp"' in out and "# the network's kind" in out
+  assert Config.from_dict(tomllib.loads(out)) == config_lib.PRESETS["tic_tac_toe"]
+  train_cli.main("tic_tac_toe", ["--preset", "tic_tac_toe", "--print-config", "json"])
+  assert Config.from_dict(json.loads(capsys.readouterr().out)) == config_lib.PRESETS[
+      "tic_tac_toe"]
+  # Captured (not a terminal), the plain flag prints JSON as before, for programs.
+  train_cli.main("tic_tac_toe", ["--preset", "tic_tac_toe", "--print-config"])
+  assert json.loads(capsys.readouterr().out)["net"] == "mlp"
+
+
+TOML = """\
+# Settings over the preset's.
+simulations = 8
+learning_rate = 3e-4
+augment = true
+"""
+JSON = '{"simulations": 8, "learning_rate": 0.0003, "augment": true}'
+
+
+@pytest.mark.parametrize("name, text", [("run.toml", TOML), ("run.json", JSON),
+                                        ("no_suffix", JSON)])
+def test_a_config_file_overrides_the_preset_and_set_overrides_the_file(tmp_path, name, text):
+  path = tmp_path / name
+  path.write_text(text)
+  config = train_cli.build_config("tic_tac_toe", "tic_tac_toe", [], None, None,
+                                  config_file=path)
+  assert config == dataclasses.replace(config_lib.PRESETS["tic_tac_toe"], simulations=8,
+                                       learning_rate=3e-4, augment=True)
+  config = train_cli.build_config("tic_tac_toe", "tic_tac_toe", ["simulations=12"], 5.0, None,
+                                  config_file=path)
+  assert (config.simulations, config.learning_rate, config.minutes) == (12, 3e-4, 5.0)
+
+
+def test_a_runs_config_json_is_a_config_file(tmp_path):
+  run = dataclasses.replace(config_lib.PRESETS["tic_tac_toe"], hidden=32, seed=7)
+  config_lib.write_config(tmp_path, run)
+  assert train_cli.build_config("tic_tac_toe", "tiny", [], None, None,
+                                config_file=tmp_path / "config.json") == run
+
+
+@pytest.mark.parametrize("text, message", [
+    ("learnin_rate = 1e-3\n", r"unknown key 'learnin_rate'; did you mean learning_rate"),
+    ('simulations = "many"\n', r"config simulations: expected int, got 'many'"),
+    ("simulations = 8.5\n", r"config simulations: expected int, got 8.5"),
+    ("augment = 1\n", r"config augment: expected bool, got 1"),
+    ('{"learning_rate": "fast"}', r"config learning_rate: expected float, got 'fast'"),
+    ("[search]\nsimulations = 8\n", r"'search' is a table, but a config file is flat"),
+    ("simulations = \n", r"not a valid TOML config file"),
+    ('{"simulations": 8,}', r"not a valid JSON config file"),
+    ('{"learning_rate": NaN}', r"NaN is not a finite number"),
+])
+def test_config_file_errors_name_the_file_and_the_key(tmp_path, text, message):
+  path = tmp_path / "bad.cfg"
+  path.write_text(text)
+  with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: .*{message}"):
+    train_cli.build_config("tic_tac_toe", "tic_tac_toe", [], None, None, config_file=path)
+
+
+def test_impossible_values_from_a_file_name_the_file(tmp_path):
+  path = tmp_path / "bad.toml"
+  path.write_text('learning_rate = -1.0\noptimizer = "adamw"\n')
+  where = re.escape(str(path))
+  with pytest.raises(ValueError, match=rf"learning_rate=-1.0: must be > 0 \(set in {where}\)"):
+    train_cli.build_config("tic_tac_toe", "tic_tac_toe", [], None, None, config_file=path)
+  # A value --set replaced is not the file's.
+  with pytest.raises(ValueError, match=r"config learning_rate=-2.0: must be > 0$"):
+    train_cli.build_config("tic_tac_toe", "tic_tac_toe", ["learning_rate=-2"], None, None,
+                           config_file=path)
+  path.write_text('game = "connect_four"\n')
+  with pytest.raises(ValueError, match=rf"game='connect_four' \(from {where}\): .* trains "
+                     "tic_tac_toe"):
+    train_cli.build_config("tic_tac_toe", "tic_tac_toe", [], None, None, config_file=path)
+
+
+def test_the_training_command_reports_config_file_errors(tmp_path, capsys):
+  path = tmp_path / "run.toml"
+  path.write_text("learnin_rate = 1e-3\n")
+  with pytest.raises(SystemExit) as err:
+    train_cli.main("tic_tac_toe", ["--config", str(path), "--print-config"])
+  assert err.value.code == 2
+  assert f"error: {path}: config: unknown key 'learnin_rate'" in capsys.readouterr().err
+  with pytest.raises(SystemExit) as err:
+    train_cli.main("tic_tac_toe", ["--config", str(tmp_path / "missing.toml")])
+  assert err.value.code == 2 and "missing.toml: cannot read it" in capsys.readouterr().err
+  with pytest.raises(SystemExit) as err:
+    train_cli.main("tic_tac_toe", ["--resume", "--run-dir", str(tmp_path), "--config",
+                                   str(path)])
+  assert err.value.code == 2 and "drop --config" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 import csv
 import dataclasses
+import json
 
 import chex
 import jax
@@ -78,6 +79,53 @@ def test_cli_rejects_bad_input_before_compiling(capsys):
     cli.main(["--game", "tic_tac_toe", "--grid", "game=connect_four", "--dry-run"])
   assert err.value.code == 2
   assert "'game' cannot be swept" in capsys.readouterr().err
+
+
+def test_dry_run_prints_each_groups_time_and_the_total(tmp_path, capsys):
+  from azjax.cli import sweep as cli
+  cli.main(["--game", "tic_tac_toe", "--preset", "tiny", "--grid", "hidden=16,32",
+            "--minutes", "2", "--dry-run", "--out", str(tmp_path)])
+  out = capsys.readouterr().out
+  assert "2 runs in 2 groups" in out
+  assert out.count("  time: at most 2 min: the 2-minute budget, plus compiling") == 2, out
+  assert ("time: at most 4 min in all (2 groups one after another; from minutes budgets, plus "
+          "compiling; evaluations and checkpoints not counted)") in out
+  assert not list(tmp_path.iterdir())  # A dry run writes nothing.
+
+
+def test_time_estimate_from_a_recorded_sweep(tmp_path):
+  """A group of the same structure, size and devices in an earlier sweep.json gives the time per
+  iteration (whatever that sweep's length and evaluations); the minutes budget caps it."""
+  runs = sweep.expand(TINY, {"learning_rate": ["1e-3", "3e-3"]})
+  (group,) = sweep.group_runs(runs)
+  recorded = tmp_path / "earlier"
+  checkpoint.write_config(recorded / runs[0].name, runs[0].config)
+  (recorded / "sweep.json").write_text(json.dumps({
+      "groups": [[r.name for r in runs]],
+      "timings": [{"runs": 2, "mesh": sweep.sharding.describe(None), "compile_seconds": 30.0,
+                   "seconds_per_iteration": 0.5, "iterations": 10,
+                   "stopped_by": "iterations"}]}))
+  (tmp_path / "broken").mkdir()
+  (tmp_path / "broken" / "sweep.json").write_text("{")  # Skipped.
+  records = sweep.recorded_timings([tmp_path])
+  assert len(records) == 1
+  estimate = sweep.estimate_time(group, None, records)
+  assert estimate.seconds == 30 + TINY.iterations * 0.5 and not estimate.at_most
+  assert f"{TINY.iterations} iterations x 0.5 s + 30 s compiling, as recorded in " \
+      f"{recorded}, group 1" in sweep.describe_time(estimate)
+  # Longer, with other evaluations: the same time per iteration; a budget caps it.
+  longer = dataclasses.replace(TINY, iterations=1000, eval_every=5, minutes=2.0)
+  (group,) = sweep.group_runs(sweep.expand(longer, {"learning_rate": ["1e-3", "3e-3"]}))
+  assert sweep.estimate_time(group, None, records).seconds == 30 + 120
+  assert "the 2-minute budget + 30 s compiling" in sweep.describe_time(
+      sweep.estimate_time(group, None, records))
+  # Another structure, or another number of runs: nothing recorded.
+  (group,) = sweep.group_runs(sweep.expand(TINY, {"learning_rate": ["1e-3"]}))
+  unknown = sweep.estimate_time(group, None, records)
+  assert unknown.seconds is None and "up to 4 iterations" in unknown.basis
+  assert sweep.describe_total([estimate, unknown]).startswith(
+      "time: unknown (2 groups one after another; no minutes budget and no recorded time for "
+      "group 2; the others ~32 s)")
 
 
 # -- A vmapped sweep, against each configuration trained alone -------------------------------------

@@ -16,7 +16,12 @@ from pathlib import Path
 from azjax import config as config_lib
 from azjax import games
 from azjax.cli.common import command_line, prog
-from azjax.cli.train import add_compile_cache_options, build_config, use_compile_cache
+from azjax.cli.train import (
+  add_compile_cache_options,
+  add_config_file_option,
+  build_config,
+  use_compile_cache,
+)
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -49,8 +54,10 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--preset", default="auto",
                       help="auto (a GPU preset with an accelerator, else a CPU one) or one of: "
                       + ", ".join(config_lib.PRESETS))
+  add_config_file_option(parser)
   parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="override a base config field (repeatable)")
+                      metavar="KEY=VALUE", help="override a base config field, also one from "
+                      "--config (repeatable); docs/config.md lists them")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget of each group; its clock starts once the "
                       "group's iteration has compiled")
@@ -76,7 +83,9 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--summarize", metavar="SWEEP_DIR", default=None,
                       help="only rewrite the summary files of an existing sweep directory")
   parser.add_argument("--dry-run", action="store_true",
-                      help="check the input, print the groups and memory estimates, and exit")
+                      help="check the input, print the groups with their memory and time "
+                      "estimates (from earlier sweeps' recorded times in --out and "
+                      "results/sweeps, or the minutes budget), and exit")
   args = parser.parse_args(argv)
   if args.summarize:
     for path in sweep.summarize(args.summarize):
@@ -85,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
   if not args.game:
     parser.error("--game is required")
   try:
-    base = build_config(args.game, args.preset, args.overrides, args.minutes, args.iterations)
+    base = build_config(args.game, args.preset, args.overrides, args.minutes, args.iterations,
+                        config_file=args.config)
     grid = sweep.parse_grid(args.grid)
     seeds = parse_seeds(args.seeds)
     import jax
@@ -104,10 +114,15 @@ def main(argv: list[str] | None = None) -> None:
   print(f"azjax sweep: {args.game}, preset {preset}, {sum(len(g) for g, _, _ in planned)} runs "
         f"in {len(planned)} groups -> {sweep_dir}")
   if args.dry_run:
+    records = sweep.recorded_timings(dict.fromkeys([args.out, "results/sweeps"]))
+    times = []
     for i, (group, mesh, estimate) in enumerate(planned):
       per_run = estimate.per_device(sweep.sharding.data_size(mesh))
       print(f"group {i + 1}: {len(group)} runs on {sweep.sharding.describe(mesh)}, "
             f"~{per_run / 2**30:.2f} GiB per run: " + " | ".join(r.name for r in group.runs))
+      times.append(sweep.estimate_time(group, mesh, records))
+      print(f"  time: {sweep.describe_time(times[-1])}")
+    print(sweep.describe_total(times))
     return
   use_compile_cache(args)
   try:

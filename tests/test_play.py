@@ -558,3 +558,173 @@ def test_the_documented_records_replay():
     assert replayed.result == replayed.session.result()[0] != "*", path.name
   named = set(re.findall(r"docs/games/[\w.-]+\.txt", (REPO / "docs" / "play.md").read_text()))
   assert named and named <= {f"docs/games/{p.name}" for p in records}
+
+
+# -- TD-Leaf runs ----------------------------------------------------------------------------------
+
+TDLEAF_CONFIG = dict(game="slider", game_options={"size": 4, "blocks": "none"}, depth=2, batch=4,
+                     max_plies=24, sgd_steps=1, eval_every=0, iterations=1, checkpoint_every=1)
+
+
+def tiny_tdleaf_run(tmp_path_factory) -> Path:
+  """A TD-Leaf run of one iteration (Slider 4x4 without blocks, depth 2), trained once a test
+  session (the web tests use it too): a minute or so on a loaded CPU."""
+  from azjax import tdleaf
+
+  run = tmp_path_factory.getbasetemp() / "tdleaf_slider4"
+  if not (run / "model").is_dir():
+    tdleaf.train(tdleaf.Config(**TDLEAF_CONFIG), run, log=lambda *_: None)
+  return run
+
+
+@pytest.fixture(scope="module")
+def tdleaf_run(tmp_path_factory):
+  return tiny_tdleaf_run(tmp_path_factory)
+
+
+def test_tdleaf_specs_and_setup(tdleaf_run, monkeypatch, tmp_path):
+  """A TD-Leaf run's player is the default opponent ("tdleaf", play's own kind, its number the
+  depth) on the run's board; the notes say what it is. AlphaZero's kinds are refused, naming
+  what plays the run, and tdleaf needs a TD-Leaf run."""
+  monkeypatch.setattr(play.checkpoints, "results_dirs", lambda: [tmp_path])  # no trained agent
+  assert play.parse_spec("tdleaf").kind == "tdleaf" and play.parse_spec("tdleaf").strength is None
+  assert play.parse_spec("TDLEAF:3").strength == 3 and play.parse_spec("tdleaf:3").info.network
+  assert str(play.parse_spec("tdleaf:3")) == "tdleaf:3"
+  for bad in ("tdleaf:0", "tdleaf:x", "tdleaf:3:width=2"):
+    with pytest.raises(ValueError, match=f"bad player '{bad}': tdleaf takes a search depth"):
+      play.parse_spec(bad)
+  setup = play.resolve_setup(checkpoint=str(tdleaf_run))
+  assert setup.env.name == "slider" and (setup.env.rows, setup.env.cols) == (4, 4)
+  assert [s.kind for s in setup.players] == ["human", "tdleaf"] and setup.run_dir == tdleaf_run
+  assert setup.notes[0] == (f"trained agent: {tdleaf_run} (TD-Leaf alpha-beta, depth 2, feature "
+                            "MLP; slider 4x4, 1 iteration)")
+  deeper = play.resolve_setup(checkpoint=str(tdleaf_run), opponent="tdleaf:3", color="black")
+  assert deeper.players[0] == play.parse_spec("tdleaf:3") and "depth 3" in deeper.notes[0]
+  assert "depth 4" in play.resolve_setup(checkpoint=str(tdleaf_run), depth=4).notes[0]
+  other = play.resolve_setup(checkpoint=str(tdleaf_run), opponent="mcts:50")
+  assert other.players[1] == agents.Spec("mcts", 50) and other.env.rows == 4
+  assert not any("TD-Leaf" in n for n in other.notes)
+  for kind in ("az", "azab:2", "policy"):
+    with pytest.raises(ValueError, match=rf"{kind}: .* is a TD-Leaf run \(alpha-beta with a "
+                       r"learned evaluation\), not an AlphaZero network, so policy, az, azab "
+                       r"cannot play it; its player is the default opponent \(leave the "
+                       r"opponent out, or tdleaf, tdleaf:N for depth N\), and random, mcts, "
+                       r"alphabeta, solver play without it"):
+      play.resolve_setup(checkpoint=str(tdleaf_run), opponent=kind)
+  with pytest.raises(ValueError, match="is a TD-Leaf run"):
+    play.resolve_setup(checkpoint=str(tdleaf_run), watch=True, players=(None, "az"))
+  with pytest.raises(ValueError, match="holds a slider agent, not breakthrough"):
+    play.resolve_setup("breakthrough", checkpoint=str(tdleaf_run))
+  with pytest.raises(ValueError, match="tdleaf plays a TD-Leaf run: pass --checkpoint RUN"):
+    play.resolve_setup("slider", opponent="tdleaf")
+  network_run = _fake_run(tmp_path, "breakthrough_cpu")
+  with pytest.raises(ValueError, match="tdleaf: .* is not a TD-Leaf run .*az, azab or policy"):
+    play.resolve_setup(checkpoint=str(network_run), opponent="tdleaf")
+
+
+def test_tdleaf_bad_kinds_on_the_command_line(tdleaf_run, capsys):
+  code = play_cli.run(["--checkpoint", str(tdleaf_run), "--opponent", "azab"],
+                      stdin=io.StringIO(""), stdout=io.StringIO())
+  err = capsys.readouterr().err
+  assert code == 2 and "error: azab: " in err and "is a TD-Leaf run" in err
+  assert "its player is the default opponent" in err
+  assert play_cli.run(["--checkpoint", str(tdleaf_run), "--white", "policy", "--watch"],
+                      stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+  assert "policy: " in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    play_cli.main(["--help"])
+  assert "tdleaf[:N]" in capsys.readouterr().out
+
+
+def test_tdleaf_engine_is_the_runs_player(tdleaf_run, factory):
+  """The engine moves as `agents.load(run)`'s player does, and its analysis is
+  `alphabeta.search`'s value and principal variation with the learned evaluation."""
+  from azjax import alphabeta, tdleaf
+
+  setup = play.resolve_setup(checkpoint=str(tdleaf_run))
+  env = setup.env
+  engine = factory.make(env, setup.players[1], setup.run_dir)
+  assert engine.name == f"tdleaf-d2 [{tdleaf_run}]" and engine.kind == "tdleaf"
+  assert engine.thinking == ("searching 2 plies deep with alpha-beta, scoring the leaves with "
+                             "its learned evaluation")
+  assert factory.make(env, "tdleaf", tdleaf_run) is engine  # cached: no second compilation
+  assert factory.make(env, "tdleaf:3", tdleaf_run).name.startswith("tdleaf-d3 ")
+  with pytest.raises(ValueError, match="is a TD-Leaf run"):
+    factory.make(env, "az", tdleaf_run)
+  with pytest.raises(ValueError, match="tdleaf plays a TD-Leaf run"):
+    factory.make(env, "tdleaf")
+  session = play.Session(env, (None, engine))
+  session.play(session.legal_moves()[0])
+  state, key = session.state, jax.random.key(3)
+  analysis = engine.analyse(state, key)
+  batched = jax.tree.map(lambda x: x[None], state)
+  _, agent = agents.load(str(tdleaf_run))
+  assert analysis.action == int(agent.act(batched, key)[0])
+  learner, params = tdleaf.load(tdleaf_run)
+  found = alphabeta.search(env, batched, key, depth=2, evaluation=learner.evaluation(params))
+  assert analysis.action == int(found.action[0])
+  assert analysis.value == pytest.approx(float(found.value[0]), abs=1e-5)
+  assert analysis.value_kind == "score" and analysis.top == ()
+  pv = [int(a) for a in found.pv[0] if a >= 0]
+  assert len(analysis.pv) == len(pv) >= 1 and analysis.pv[0] == analysis.move
+  assert analysis.move in session.legal_moves()
+  follow = play.Session(env, (None, None), start=state)
+  for move in analysis.pv:  # the line is legal, move after move
+    follow.play(move)
+  text = play.describe(env, analysis, 1)
+  assert text.startswith("evaluation for V ") and "principal variation: " + " ".join(
+      analysis.pv) in text
+  assert analysis.method == "depth-2 alpha-beta with the learned evaluation (feature MLP)"
+
+
+class TdleafPlayer(io.StringIO):
+  """Standard input that asks for a hint, then plays the first legal move at each prompt, and
+  quits after four moves of its own or at the end of the game."""
+
+  def __init__(self):
+    super().__init__()
+    self.terminal, self.lines, self.played = None, ["hint"], 0
+
+  def readline(self, *args):
+    session = self.terminal.session
+    if self.lines:
+      return self.lines.pop(0) + "\n"
+    if session.over or self.played == 4:
+      return "quit\n"
+    self.played += 1
+    return session.legal_moves()[0] + "\n"
+
+
+def test_terminal_against_a_tdleaf_run(tdleaf_run, tmp_path):
+  args = play_cli.build_parser().parse_args(["--checkpoint", str(tdleaf_run), "--save-dir",
+                                             str(tmp_path)])
+  stdin, out = TdleafPlayer(), io.StringIO()
+  terminal = play_cli.Terminal(args, stdin, out)
+  stdin.terminal = terminal
+  assert terminal.run() == 0
+  text = out.getvalue()
+  session = terminal.session
+  name = f"tdleaf-d2 [{tdleaf_run}]"
+  assert text.startswith(f"azjax play: slider 4x4, H (you) against V ({name}).")
+  assert "(trained agent: " in text and "(TD-Leaf alpha-beta, depth 2, feature MLP;" in text
+  assert f"asking {name}...\nhint: " in text  # the opponent's own search gives the hint
+  assert f"V ({name}) is thinking: searching 2 plies deep with alpha-beta" in text
+  replies = re.findall(r"\nV plays (\S+) .*\n  (evaluation for V .*)\n", text)
+  assert replies and all("; principal variation: " + move in line for move, line in replies)
+  assert session.players.count(1) >= 1
+  # Every move, the engine's included, was legal: a game between two people replays them.
+  again = play.Session(session.env, (None, None))
+  for move in session.moves:
+    again.play(move)
+  assert again.over == bool(session.state.terminated)
+  (record,) = tmp_path.glob("slider-*.txt")
+  assert f'[V "{name}"]' in record.read_text()
+
+
+def test_watching_a_tdleaf_run(tdleaf_run):
+  """--watch: the run's player against itself (or --black another), to the end of the game."""
+  code, out = run_cli(["--checkpoint", str(tdleaf_run), "--watch", "--no-save"], "")
+  assert code == 0
+  assert "H (tdleaf-d2 [" in out and "V (tdleaf-d2 [" in out and "game over: " in out
+  assert out.count("principal variation: ") == out.count(" is thinking: ") >= 2
+  assert "Type a move" not in out

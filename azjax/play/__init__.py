@@ -11,7 +11,9 @@ three things this package defines:
   `azjax.agents.KINDS`) by an `EngineFactory`, which caches them, so a new game against the
   same engine compiles nothing. Each engine moves as the agent of its spec does, on the same
   functions (`azjax.search.search` and its root statistics, `azjax.uct.root_search`,
-  `azjax.alphabeta.root_search`, the solver), and only formats what they return.
+  `azjax.alphabeta.root_search`, the solver), and only formats what they return. A TD-Leaf
+  run (`azjax.tdleaf`, `--checkpoint RUN`) plays as "tdleaf[:depth]", play's own kind
+  (`TDLEAF`): alpha-beta with its learned evaluation, its value and principal variation shown.
 * **Session**: one game. Every position is kept, so undo is a truncation; moves typed by a
   person are parsed and checked before anything is stepped (in azjax an illegal action is a
   loss for the mover, not an error, so a typo must never reach `env.step`); checkers jumps may
@@ -39,6 +41,8 @@ from azjax.play.analysis import Analysis, MoveStat, describe, value_text
 from azjax.play.checkpoints import Setup, find_checkpoint, resolve_setup, results_dirs
 from azjax.play.engines import (
   ENGINES,
+  TDLEAF,
+  TDLEAF_HELP,
   Engine,
   EngineFactory,
   _load_network,  # noqa: F401 (tests load a run's network)
@@ -61,7 +65,7 @@ from azjax.play.texts import (
 )
 
 __all__ = [
-    "ENGINES", "Analysis", "Engine", "EngineFactory", "MoveStat", "Replay",
+    "ENGINES", "TDLEAF", "TDLEAF_HELP", "Analysis", "Engine", "EngineFactory", "MoveStat", "Replay",
     "Session", "Setup", "board_legend", "describe", "describe_game", "example_move",
     "find_checkpoint", "legend", "move_squares", "normalise_move", "opponents", "parse_color",
     "parse_spec", "replay", "replay_file", "resolve_setup", "results_dirs", "rules",

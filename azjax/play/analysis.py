@@ -31,8 +31,9 @@ class Analysis:
   `value_kind` says what `value` measures: "value" is an expected outcome in [-1, 1] (win +1,
   draw 0, loss -1), from a network or from random playouts; "score" is alpha-beta's
   evaluation (hand-written, material and advancement; or the network's value, in [-1, 1]
-  for azab), +-1000 meaning a forced win or loss; None means the engine has no opinion
-  (random play).
+  for azab; or a TD-Leaf run's learned evaluation, in (-1, 1)), +-1000 meaning a forced win or
+  loss; None means the engine has no opinion (random play). `pv` is the line the search
+  expects (the move played first), where the engine has one.
   """
 
   action: int
@@ -43,6 +44,7 @@ class Analysis:
   method: str  # what the engine did, e.g. "Gumbel search, 64 simulations"
   seconds: float = 0.0
   share_label: str = "visit share"  # what the moves' shares are: "visit share" or "policy"
+  pv: tuple[str, ...] = ()  # the principal variation in notation (alpha-beta's `search`)
 
 
 def value_text(env: base.Game, analysis: Analysis, player: int) -> str | None:
@@ -57,7 +59,8 @@ def value_text(env: base.Game, analysis: Analysis, player: int) -> str | None:
 
 
 def describe(env: base.Game, analysis: Analysis, player: int, *, top: int = 4) -> str:
-  """One line for people: the value estimate and the top moves of `analysis` by `player`."""
+  """One line for people: the value estimate, the top moves of `analysis` by `player` and the
+  line the engine expects (its principal variation), those it has."""
   value = value_text(env, analysis, player)
   parts = [value] if value else []
   moves = []
@@ -73,6 +76,8 @@ def describe(env: base.Game, analysis: Analysis, player: int, *, top: int = 4) -
     label = (f"top moves ({analysis.share_label})" if analysis.top[0].share is not None
              else "top moves")
     parts.append(f"{label}: " + ", ".join(moves))
+  if analysis.pv:
+    parts.append("principal variation: " + " ".join(analysis.pv))
   return "; ".join(parts) if parts else "no evaluation (random play)"
 
 

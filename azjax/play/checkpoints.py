@@ -12,7 +12,15 @@ from typing import Any, Sequence
 
 from azjax import agents, games
 from azjax.games import base
-from azjax.play.engines import EngineFactory, _needs_network, parse_spec
+from azjax.play.engines import (
+  NO_TDLEAF_RUN,
+  TDLEAF,
+  EngineFactory,
+  _needs_network,
+  check_run,
+  evaluation_text,
+  parse_spec,
+)
 from azjax.play.session import Session
 from azjax.play.texts import _relative, _takes_board_size, describe_game, parse_color
 
@@ -29,6 +37,42 @@ def results_dirs() -> list[Path]:
 def _board_of(config) -> tuple[int, int]:
   env = games.make(config.game, **config.game_kwargs())
   return env.rows, env.cols
+
+
+def _run_env(run_dir: str | Path) -> base.Game:
+  """The game a run plays: a TD-Leaf run's (`tdleaf.json`, its game options: a Slider size)
+  or an AlphaZero run's (`config.json`)."""
+  from azjax import checkpoint, tdleaf
+
+  if tdleaf.is_run(run_dir):
+    return tdleaf.Config.load(run_dir).make_env()
+  config = checkpoint.read_config(run_dir)
+  return games.make(config.game, **config.game_kwargs())
+
+
+def trained_spec(run_dir: Path) -> agents.Spec:
+  """The player of a run, the default opponent: "tdleaf" for a TD-Leaf run, else "az"."""
+  from azjax import tdleaf
+
+  return parse_spec(TDLEAF.name) if tdleaf.is_run(run_dir) else agents.Spec("az")
+
+
+def _tdleaf_note(run_dir: Path, depth: int | None) -> str:
+  """"trained agent: RUN (TD-Leaf alpha-beta, depth 3, feature MLP; slider 4x4, 40
+  iterations)": what a TD-Leaf run's player is."""
+  import json
+
+  from azjax import tdleaf
+
+  config = tdleaf.Config.load(run_dir)
+  metrics = run_dir / "metrics.jsonl"
+  rows = [json.loads(line) for line in metrics.read_text().splitlines()
+          if line.strip()] if metrics.exists() else []
+  iterations = max((int(r.get("iteration", 0)) for r in rows), default=0)
+  trained = f", {iterations} iteration{'s' * (iterations != 1)}" if iterations else ""
+  return (f"trained agent: {_relative(run_dir)} (TD-Leaf alpha-beta, depth "
+          f"{depth or config.depth}, {evaluation_text(config)}; "
+          f"{describe_game(config.make_env())}{trained})")
 
 
 def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
@@ -120,7 +164,8 @@ class Setup:
   Attributes:
     env: the game.
     players: spec of player 0 and player 1 ("human" for a person).
-    run_dir: the trained agent's run directory, if any side is "az" or "azab".
+    run_dir: the trained agent's run directory, if any side is "az", "azab", "policy" or
+      "tdleaf" (or one was given).
     notes: lines explaining choices made for the user (board size, default opponent).
   """
 
@@ -140,34 +185,36 @@ class Setup:
 def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int | None = None,
                   checkpoint: str | None = None, opponent: str | None = None,
                   color: str = "white", watch: bool = False,
-                  players: tuple[str | None, str | None] = (None, None)) -> Setup:
+                  players: tuple[str | None, str | None] = (None, None),
+                  depth: int | None = None) -> Setup:
   """Decides the board and the players from what the user gave, and says why.
 
   Args:
     game: one of `azjax.games.GAMES`; default: the checkpoint's game, else breakthrough.
     rows, cols: Breakthrough's board; default: the trained agent's board, else 8x8.
-    checkpoint: a run directory; default: the one `find_checkpoint` finds for the game.
-    opponent: engine spec of the computer player; default: the trained agent if there is one,
-      else rollout MCTS.
+    checkpoint: a run directory, an AlphaZero run or a TD-Leaf run (`azjax.tdleaf`); default:
+      the one `find_checkpoint` finds for the game.
+    opponent: engine spec of the computer player; default: the trained agent if there is one
+      ("az", or "tdleaf" for a TD-Leaf run), else rollout MCTS.
     color: the person's colour (see `parse_color`).
     watch: no person: the opponent plays both sides (agent-vs-agent).
     players: explicit specs for player 0 and 1 (e.g. ("az", "mcts:200")), overriding the rest.
+    depth: the search depth asked for (--depth), for the note saying what a TD-Leaf run's
+      player is.
   Raises:
     ValueError: for conflicting or impossible choices (the message says what to change).
   """
-  from azjax import checkpoint as ckpt
-
   notes = []
   if (rows or cols) and game in games.GAMES and not _takes_board_size(game):
     sized = [g for g in games.GAMES if _takes_board_size(g)]
     raise ValueError(f"--rows/--cols are for {', '.join(sized)}, not {game}")
   run_dir = None
   if checkpoint:
-    config = ckpt.read_config(checkpoint)
-    if game and game != config.game:
-      raise ValueError(f"{checkpoint} holds a {config.game} agent, not {game}")
-    game = config.game
-    board = _board_of(config)
+    run_env = _run_env(checkpoint)
+    if game and game != run_env.name:
+      raise ValueError(f"{checkpoint} holds a {run_env.name} agent, not {game}")
+    game = run_env.name
+    board = (run_env.rows, run_env.cols)
     if (rows and rows != board[0]) or (cols and cols != board[1]):
       raise ValueError(f"{checkpoint} plays on {board[0]}x{board[1]}, not "
                        f"{rows or board[0]}x{cols or board[1]}")
@@ -177,6 +224,9 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     raise ValueError(f"unknown game {game!r}; available: {', '.join(games.GAMES)}")
   specs = [parse_spec(p) if p else None for p in players]
   opponent_spec = parse_spec(opponent) if opponent else None
+  if run_dir is None and any(s is not None and s.kind == TDLEAF.name
+                             for s in (opponent_spec, *specs)):
+    raise ValueError(NO_TDLEAF_RUN)
   wants_az = (opponent_spec is None or _needs_network(opponent_spec)
               or any(_needs_network(s) for s in specs))
   if run_dir is None and wants_az:
@@ -184,16 +234,16 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     if run_dir is not None:
       notes.append(f"trained agent: {checkpoint_choice(game, rows, cols)}")
   if run_dir is not None:
-    env = games.make(game, **ckpt.read_config(run_dir).game_kwargs())
+    env = _run_env(run_dir)
     standard = games.make(game)
     if not (rows or cols) and (env.rows, env.cols) != (standard.rows, standard.cols):
-      notes.append(f"board {env.rows}x{env.cols}: the trained agent's board "
-                   f"(--rows {standard.rows} --cols {standard.cols} for the full board, against "
-                   "another opponent)")
+      notes.append(f"board {env.rows}x{env.cols}: the trained agent's board" + (
+          f" (--rows {standard.rows} --cols {standard.cols} for the full board, against "
+          "another opponent)" if _takes_board_size(game) else ""))
   else:
     env = games.make(game, **{k: v for k, v in (("rows", rows), ("cols", cols)) if v})
   if opponent_spec is None:
-    opponent_spec = agents.Spec("az") if run_dir is not None else agents.Spec("mcts")
+    opponent_spec = trained_spec(run_dir) if run_dir is not None else agents.Spec("mcts")
     if run_dir is None:
       notes.append(f"no trained agent for {describe_game(env)} in results/: playing rollout "
                    f"MCTS (train one with python -m experiments.{game})")
@@ -208,4 +258,10 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     raise ValueError(f"no trained agent for {describe_game(env)} in results/: pass "
                      f"--checkpoint DIR, train one (python -m experiments.{game}), or choose "
                      "another opponent (mcts, alphabeta, random)")
+  for spec in final:
+    if run_dir is not None:
+      check_run(spec, run_dir)  # az for a TD-Leaf run, tdleaf for an AlphaZero one
+  trained = [s for s in final if s.kind == TDLEAF.name]
+  if trained:
+    notes.insert(0, _tdleaf_note(run_dir, trained[0].strength or depth))
   return Setup(env, final, run_dir, notes)  # type: ignore[arg-type]

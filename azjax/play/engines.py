@@ -3,6 +3,10 @@
 Each engine moves as the agent of its spec does (`azjax.agents`), on the same search
 functions, and only formats their root statistics into an `Analysis`; `EngineFactory` builds
 and caches them, so a new game against the same engine compiles nothing.
+
+A run directory is an AlphaZero run (`config.json`: its network plays as "az", "azab" or
+"policy") or a TD-Leaf run (`tdleaf.json`, `azjax.tdleaf`: an alpha-beta player with a
+learned evaluation, which plays as "tdleaf", play's own kind; see `TDLEAF`).
 """
 
 from __future__ import annotations
@@ -242,12 +246,131 @@ def _policy_engine(env: base.Game, *, network: _Network, sample: bool = False) -
                 "one forward pass of the trained network", analyse)
 
 
-# The engine of each kind that play offers (`agents.KINDS` says what each is):
-# builder(env, network=..., **spec keywords) -> Engine; `network` only for network kinds.
+# -- TD-Leaf runs ----------------------------------------------------------------------------------
+
+# The trained player of a TD-Leaf run, a kind of play's own: `azjax.agents` builds it from the
+# run directory (`agents.load`), not from a model and variables, so `agents.KINDS` has no row
+# for it. Its number is the search depth, by default the run's; like the network kinds it
+# needs a run (`network`), a TD-Leaf one.
+TDLEAF = agents.Kind("tdleaf", "a TD-Leaf run's alpha-beta with its learned evaluation "
+                     "(--checkpoint of a TD-Leaf run; its default opponent)", number="depth",
+                     network=True)
+TDLEAF_HELP = f"{TDLEAF.usage():<18} {TDLEAF.summary} (N depth, default the run's)"
+
+
+class _PlaySpec(agents.Spec):
+  """A spec of play's own kind `TDLEAF` (`agents.Spec.info` reads `agents.KINDS`)."""
+
+  @property
+  def info(self) -> agents.Kind:
+    return TDLEAF
+
+
+NO_TDLEAF_RUN = ("tdleaf plays a TD-Leaf run: pass --checkpoint RUN (a directory with "
+                 "tdleaf.json), or choose another opponent (mcts, alphabeta, random)")
+
+
+def _parse_tdleaf(text: str) -> agents.Spec:
+  """"tdleaf" or "tdleaf:N" (N the depth) as a spec."""
+  _, *parts = str(text).strip().lower().split(":")
+  if len(parts) > 1 or (parts and not (parts[0].isdigit() and int(parts[0]) >= 1)):
+    raise ValueError(f"bad player {text!r}: tdleaf takes a search depth >= 1 after the colon, "
+                     "e.g. tdleaf:4 (default: the run's depth)")
+  return _PlaySpec("tdleaf", int(parts[0]) if parts else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _TdleafRun:
+  """A trained TD-Leaf run for the tdleaf engine: its `azjax.tdleaf.Learner` and weights."""
+
+  learner: Any
+  params: Any
+  label: str  # the run directory, for people
+
+
+def _load_tdleaf(run_dir: str | Path) -> _TdleafRun:
+  from azjax import tdleaf
+
+  learner, params = tdleaf.load(str(run_dir))
+  return _TdleafRun(learner, params, _relative(Path(run_dir)))
+
+
+def evaluation_text(config: Any) -> str:
+  """"feature MLP" or "ResNet value head": a TD-Leaf run's evaluation (`tdleaf.Config`)."""
+  if config.evaluation == "features":
+    return "feature MLP"
+  label = {"resnet": "ResNet", "mlp": "MLP", "cnn": "CNN", "se_resnet": "SE-ResNet"}.get(
+      config.evaluation, config.evaluation)
+  return f"{label} value head"
+
+
+def _tdleaf_engine(env: base.Game, *, run: _TdleafRun, depth: int | None = None) -> Engine:
+  """A TD-Leaf run's trained player: `azjax.alphabeta.search` `depth` plies deep (default the
+  run's) with the learned evaluation, as `azjax.agents.load(run)` plays it. The analysis is the
+  search's value (mover's side; a learned value in (-1, 1), or a forced result) and principal
+  variation; alpha-beta does not value the other moves, so there are no top moves."""
+  from azjax import alphabeta
+
+  learner = run.learner
+  depth = depth or learner.config.depth
+
+  @jax.jit
+  def search(params, state, key):
+    found = alphabeta.search(env, jax.tree.map(lambda x: x[None], state), key, depth=depth,
+                             evaluation=learner.evaluation_on(env, params))
+    found = jax.tree.map(lambda x: x[0], found)
+    # The position before each move of the principal variation, to write the moves in
+    # notation (past the line's end, -1, the steps are never read).
+    _, before = jax.lax.scan(lambda s, a: (env.step(s, jnp.maximum(a, 0)), s), state, found.pv)
+    return found.action, found.value, found.pv, before
+
+  method = (f"depth-{depth} alpha-beta with the learned evaluation "
+            f"({evaluation_text(learner.config)})")
+
+  def analyse(state, key):
+    action, value, pv, before = search(run.params, state, key)
+    action, line = int(action), []
+    for i, a in enumerate(np.asarray(pv)):
+      if a < 0:
+        break
+      line.append(env.action_to_move(jax.tree.map(lambda x, i=i: x[i], before), int(a)))
+    return Analysis(action, env.action_to_move(state, action), float(value), "score", (),
+                    method, pv=tuple(line))
+
+  return Engine(f"tdleaf-d{depth} [{run.label}]", "tdleaf",
+                f"searching {depth} plies deep with alpha-beta, scoring the leaves with its "
+                "learned evaluation", analyse)
+
+
+def check_run(spec: agents.Spec, run_dir: str | Path) -> None:
+  """Raises ValueError when `spec` cannot play the run `run_dir`: a network kind (az, azab,
+  policy) and a TD-Leaf run, which has no policy-value network, or tdleaf and an AlphaZero run.
+  The message says what plays the run."""
+  from azjax import tdleaf
+
+  if not spec.info.network:
+    return
+  run = _relative(Path(run_dir))
+  if tdleaf.is_run(run_dir) and spec.kind != "tdleaf":
+    network = [k for k in opponents() if agents.KINDS[k].network]
+    others = [k for k in opponents() if not agents.KINDS[k].network and k != "human"]
+    raise ValueError(
+        f"{spec}: {run} is a TD-Leaf run (alpha-beta with a learned evaluation), not an "
+        f"AlphaZero network, so {', '.join(network)} cannot play it; its player is the default "
+        f"opponent (leave the opponent out, or tdleaf, tdleaf:N for depth N), and "
+        f"{', '.join(others)} play without it")
+  if spec.kind == "tdleaf" and not tdleaf.is_run(run_dir):
+    raise ValueError(f"{spec}: {run} is not a TD-Leaf run (it has no {tdleaf.CONFIG_FILE}); "
+                     "an AlphaZero run plays as az, azab or policy")
+
+
+# The engine of each kind that play offers (`agents.KINDS` says what each is, `TDLEAF` for
+# "tdleaf"): builder(env, network=..., **spec keywords) -> Engine; `network` only for the
+# network kinds, `run` (a TD-Leaf run) only for tdleaf.
 ENGINES: dict[str, Callable[..., Engine]] = {
     "random": _random_engine, "mcts": _mcts_engine, "alphabeta": _alphabeta_engine,
     "solver": _solver_engine, "policy": _policy_engine, "az": _az_engine,
-    "azab": _azab_engine,
+    "azab": _azab_engine, "tdleaf": _tdleaf_engine,
 }
 
 
@@ -258,11 +381,14 @@ def opponents() -> tuple[str, ...]:
 
 
 def parse_spec(text: str) -> agents.Spec:
-  """`azjax.agents.parse_spec`, refusing the kinds play has no engine for.
+  """`azjax.agents.parse_spec`, refusing the kinds play has no engine for; also play's own
+  "tdleaf[:N]" (`TDLEAF`).
 
   Raises:
     ValueError: naming the bad spec, and listing the kinds play offers.
   """
+  if str(text).strip().lower().split(":")[0] == TDLEAF.name:
+    return _parse_tdleaf(text)
   spec = agents.parse_spec(text)
   if spec.kind not in opponents():
     raise ValueError(f"{text!r}: {agents.KINDS[spec.kind].summary}; here use one of: "
@@ -281,11 +407,12 @@ class EngineFactory:
     self.simulations = simulations
     self.depth = depth
     self._cache: dict[tuple, Engine] = {}
-    self._networks: dict[str, _Network] = {}
+    self._networks: dict[str, _Network | _TdleafRun] = {}  # loaded runs, by directory
 
   def make(self, env: base.Game, spec: agents.Spec | str, run_dir: str | Path | None = None,
            *, simulations: int | None = None, depth: int | None = None) -> Engine | None:
-    """The engine for `spec` in `env` (None for "human"); the network kinds need `run_dir`.
+    """The engine for `spec` in `env` (None for "human"); the network kinds need `run_dir`,
+    an AlphaZero run, and tdleaf a TD-Leaf run (see `check_run`).
 
     The strength is the spec's own ("mcts:400"), else `simulations` / `depth` (by what the
     kind's number is), else the factory's, else the kind's default (`azjax.agents.KINDS`).
@@ -299,17 +426,22 @@ class EngineFactory:
     fallback = {"simulations": simulations or self.simulations,
                 "depth": depth or self.depth}.get(spec.info.number)
     kwargs = spec.kwargs(fallback)
+    if spec.kind == "tdleaf" and run_dir is None:
+      raise ValueError(NO_TDLEAF_RUN)
     if spec.info.network and run_dir is None:
       raise ValueError(f"no trained agent for {describe_game(env)}: pass --checkpoint DIR, "
                        f"or train one (python -m experiments.{env.name}), or choose another "
                        "opponent (mcts, alphabeta, random)")
     run = str(run_dir) if spec.info.network else None
+    if run is not None:
+      check_run(spec, run)
     key = (_env_key(env), spec.kind, tuple(sorted(kwargs.items(), key=str)), run)
     if key not in self._cache:
       if run is not None:
         if run not in self._networks:
-          self._networks[run] = _load_network(run)
-        kwargs["network"] = self._networks[run]
+          load = _load_tdleaf if spec.kind == "tdleaf" else _load_network
+          self._networks[run] = load(run)
+        kwargs["run" if spec.kind == "tdleaf" else "network"] = self._networks[run]
       engine = ENGINES[spec.kind]
       unknown = set(kwargs) - set(inspect.signature(engine).parameters)
       if unknown:

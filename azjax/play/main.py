@@ -5,6 +5,7 @@
     azjax play --game connect_four --opponent mcts --sims 2000
     azjax play --watch --white az --black mcts:200 --delay 0.5
     azjax play --web                              # http://127.0.0.1:8765/
+    azjax play --checkpoint runs/slider_tdleaf      # vs a TD-Leaf run's alpha-beta player
     azjax play --replay docs/games/breakthrough-20261123-194331.txt
 
 `main(argv)` is `azjax play` and, from a checkout, `python -m experiments.play` (a shim); `run`
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
       prog=common.prog("play"),
       description="Play against an agent (terminal or --web), or watch agents play (--watch).",
       epilog="players (SPEC = KIND[:N][:KEY=VALUE]...):\n"
-      + agents.describe_kinds(play.opponents()),
+      + agents.describe_kinds(play.opponents()) + "\n  " + play.TDLEAF_HELP,
       formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--game", default=None,
                       help=f"one of {', '.join(games.GAMES)} (default {games.DEFAULT_GAME})")
@@ -65,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "agent's board, else the game's own)")
   parser.add_argument("--cols", type=int, default=None, help="board columns, likewise")
   parser.add_argument("--checkpoint", default=None, metavar="DIR",
-                      help="a trained run directory (default: the one in results/ for the game)")
+                      help="a trained run directory: an AlphaZero run (az, azab, policy) or a "
+                      "TD-Leaf run (tdleaf: alpha-beta with its learned evaluation); default: "
+                      "the AlphaZero run in results/ for the game")
   parser.add_argument("--opponent", default=None, metavar="SPEC",
                       help=f"one of {', '.join(play.opponents())}, optionally with a strength: "
                       "az:128, mcts:400 (simulations), alphabeta:3, azab:3 (depth); see the "
@@ -75,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                       f"mcts (default {kinds['mcts'].default})")
   parser.add_argument("--depth", type=int, default=None,
                       help=f"alphabeta depth (default {kinds['alphabeta'].default}), azab depth "
-                      f"(default {kinds['azab'].default})")
+                      f"(default {kinds['azab'].default}), tdleaf depth (default the run's)")
   parser.add_argument("--color", default="white",
                       help="your side: white (moves first) or black; also the game's own "
                       f"colours ({colours})")
@@ -113,7 +116,8 @@ class Terminal:
                            (args.white, args.black))
     self.setup = play.resolve_setup(
         args.game, rows=args.rows, cols=args.cols, checkpoint=args.checkpoint,
-        opponent=args.opponent, color=args.color, watch=watch, players=(args.white, args.black))
+        opponent=args.opponent, color=args.color, watch=watch, players=(args.white, args.black),
+        depth=args.depth)
     self.session = self.setup.session(self.factory, seed=args.seed)
     self.announced = -1  # Number of moves at the last announced ending.
     # A person playing the second side alone sees the board from that side, where the game's

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 import jax
 import numpy as np
 
-from azjax import agents, checkpoint, solver_benchmark
+from azjax import agents, checkpoint, solver_benchmark, tdleaf
 from azjax.config import write_atomic
 
 
@@ -46,6 +46,8 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
   if not snapshots:
     raise FileNotFoundError(f"{run_dir}: no network snapshots (models/<iteration>) to score")
   snapshots = [s for i, s in enumerate(snapshots) if i % every == 0 or i == len(snapshots) - 1]
+  if tdleaf.is_run(run_dir):
+    return _tdleaf_curve(run_dir, [i for i, _ in snapshots], positions, key)
   _, env, model, abstract = agents.load_network(str(run_dir))
   bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations)
   seconds = training_seconds(run_dir)
@@ -79,6 +81,27 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     except ValueError:
       if number < len(lines):
         raise ValueError(f"{path}, line {number}: not a JSON row") from None
+  return rows
+
+
+def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
+                  positions: solver_benchmark.Positions, key: jax.Array | None):
+  """`solver_curve` of a TD-Leaf run: its alpha-beta player ("alphabeta<depth>") at each
+  snapshot; it has no raw policy and no value head to score."""
+  learner, _ = tdleaf.load(run_dir)
+  abstract = learner.evaluator.init(jax.random.key(0))
+  states = positions.states(learner.env)
+  seconds = training_seconds(run_dir)
+  key = jax.random.key(0) if key is None else key
+  name = f"alphabeta{learner.config.depth}"
+  rows = []
+  for iteration in iterations:
+    params = checkpoint.load_model(run_dir, abstract, step=iteration)
+    actions = np.asarray(learner.act(params, states, key))
+    results = {name: solver_benchmark.move_metrics(positions, actions)}
+    secs, played = seconds.get(iteration, (float("nan"), 0))
+    rows.append({"iteration": iteration, "minutes": round(secs / 60, 2), "positions": played,
+                 **solver_benchmark.overall(results)})
   return rows
 
 

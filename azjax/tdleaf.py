@@ -319,7 +319,7 @@ class Learner:
         "draw_rate": jnp.mean(finished & (result == 0)),
         "unfinished_rate": jnp.mean(~finished), "mean_game_length": jnp.mean(plies),
         "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(jnp.sum(plies), 1),
-        "positions": jnp.sum(plies).astype(jnp.float32)}
+        "iteration_positions": jnp.sum(plies).astype(jnp.float32)}
     return TrainState(params, opt_state, state.iteration + 1, key), metrics
 
   # -- The trained player ----------------------------------------------------------------------
@@ -335,6 +335,13 @@ class Learner:
     evaluation = Learner.evaluation_on(self, env, params)
     return agents.Agent(name or f"tdleaf-d{depth}",
                         alphabeta.search_policy(env, depth=depth, evaluation=evaluation))
+
+  @functools.partial(jax.jit, static_argnums=0)
+  def act(self, params: Any, states: Any, key: Array) -> Array:
+    """`[B]` int32: the trained player's moves in `states` (the params traced, so every
+    snapshot of a run shares one compilation)."""
+    return alphabeta.search(self.env, states, key, depth=self.config.depth,
+                            evaluation=self.evaluation(params)).action
 
   def evaluation_on(self, env: base.Game, params: Any) -> Callable[[Any], Array]:
     """The learned evaluation on another variant of the game (another Slider size)."""
@@ -371,6 +378,14 @@ def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
   low, high = result.interval
   return {f"score_vs_{prefix}": result.score, f"score_vs_{prefix}_low": low,
           f"score_vs_{prefix}_high": high}
+
+
+def _last_positions(path: Path) -> int:
+  """The positions played so far by a run being resumed (0 for a new one)."""
+  if not path.exists():
+    return 0
+  rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+  return int(rows[-1].get("positions", 0)) if rows else 0
 
 
 def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=print) -> dict:
@@ -427,6 +442,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   budget = config.minutes * 60 if config.minutes else float("inf")
   start_seconds, row = seconds, {}
   games_so_far = int(state.iteration) * config.batch
+  positions = _last_positions(metrics_path)
   while int(state.iteration) < config.iterations and seconds - start_seconds < budget:
     t = time.time()
     state, metrics = learner.iteration(state)
@@ -434,7 +450,9 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
     seconds += time.time() - t
     it = int(state.iteration)
     games_so_far += config.batch
-    row = {"iteration": it, "seconds": round(seconds, 2), **metrics, "games": games_so_far}
+    positions += int(metrics["iteration_positions"])
+    row = {"iteration": it, "seconds": round(seconds, 2), **metrics, "games": games_so_far,
+           "positions": positions}
     if config.eval_every and it % config.eval_every == 0:
       eval_key, key = jax.random.split(eval_key)
       row.update(_score_columns(learner.score_against_hand(state.params, key)))

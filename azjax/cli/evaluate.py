@@ -319,21 +319,33 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   """The network's mistakes against perfect play (`azjax.solver_benchmark`)."""
   import json  # noqa: PLC0415
 
-  from azjax import checkpoint, solver_benchmark  # noqa: PLC0415
+  from azjax import checkpoint, solver_benchmark, tdleaf  # noqa: PLC0415
 
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:
-    config, env, model, abstract = agents.load_network(args.checkpoint)
-    path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
-    if path is None:
-      raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
-                       "tic_tac_toe, connect_four)")
-    positions = solver_benchmark.Positions.load(path)
-    variables = checkpoint.load_model(args.checkpoint, abstract)
-    t0 = time.time()
-    results = solver_benchmark.evaluate_agent(
-        env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
-        key=jax.random.key(args.seed))
+    if tdleaf.is_run(args.checkpoint):  # An alpha-beta player: its moves only.
+      learner, params = tdleaf.load(args.checkpoint)
+      env = learner.env
+      path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
+      if path is None:
+        raise ValueError(f"--solver: no solver benchmark for {env.name}")
+      positions = solver_benchmark.Positions.load(path)
+      t0 = time.time()
+      actions = np.asarray(learner.act(params, positions.states(env), jax.random.key(args.seed)))
+      results = {f"alphabeta{learner.config.depth}": solver_benchmark.move_metrics(
+          positions, actions, by_source=True)}
+    else:
+      config, env, model, abstract = agents.load_network(args.checkpoint)
+      path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
+      if path is None:
+        raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
+                         "tic_tac_toe, connect_four)")
+      positions = solver_benchmark.Positions.load(path)
+      variables = checkpoint.load_model(args.checkpoint, abstract)
+      t0 = time.time()
+      results = solver_benchmark.evaluate_agent(
+          env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
+          key=jax.random.key(args.seed))
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   seconds = time.time() - t0

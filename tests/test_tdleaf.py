@@ -1,0 +1,93 @@
+"""TD-Leaf(lambda): lambda-returns by hand, the recorded leaves, and a tiny run end to end."""
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from azjax import agents, tdleaf
+
+TINY = tdleaf.Config(game="slider", game_options={"size": 4, "blocks": "none"}, depth=2, batch=4,
+                     max_plies=24, sgd_steps=2, eval_every=2, eval_games=2, checkpoint_every=1)
+
+
+@functools.lru_cache(maxsize=None)
+def _learner():
+  return tdleaf.Learner(TINY)
+
+
+def _returns(u, result, last, stop, td_lambda):
+  return np.asarray(tdleaf.lambda_returns(jnp.array(u, jnp.float32), jnp.float32(result),
+                                          jnp.array(last), jnp.array(stop), td_lambda))
+
+
+def test_lambda_returns_by_hand():
+  u, last, none = [0.2, 0.4, -0.1], [False, False, True], [False] * 3
+  # G2 = z = 1; G1 = 0.5 * u2 + 0.5 * G2 = 0.45; G0 = 0.5 * u1 + 0.5 * G1 = 0.425.
+  np.testing.assert_allclose(_returns(u, 1.0, last, none, 0.5), [0.425, 0.45, 1.0], atol=1e-6)
+  # lambda = 1 is the game's result everywhere (Monte Carlo), lambda = 0 the next value (TD(0)).
+  np.testing.assert_allclose(_returns(u, -1.0, last, none, 1.0), [-1, -1, -1], atol=1e-6)
+  np.testing.assert_allclose(_returns(u, -1.0, last, none, 0.0), [0.4, -0.1, -1], atol=1e-6)
+  # A random move from position 1: its target is its own value, and position 0 looks no further.
+  np.testing.assert_allclose(_returns(u, 1.0, last, [False, True, False], 0.5), [0.4, 0.4, 1.0],
+                             atol=1e-6)
+  # A draw (z = 0), with a ply after the game's end that must not leak into it:
+  # G2 = 0; G1 = 0.5 * -0.1 + 0 = -0.05; G0 = 0.5 * 0.4 + 0.5 * -0.05 = 0.175.
+  np.testing.assert_allclose(_returns(u + [0.9], 0.0, last + [False], none + [False], 0.5)[:3],
+                             [0.175, -0.05, 0.0], atol=1e-6)
+
+
+def test_recorded_leaves_give_back_the_root_values():
+  learner = _learner()
+  state = learner.init(jax.random.key(0))
+  records = jax.jit(learner.play)(state.params, jax.random.key(1))
+  live = np.asarray(records.live)
+  assert live[0].all() and np.asarray(records.ended).sum() <= TINY.batch
+  flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), records.inputs)
+  evaluated = np.asarray(jax.vmap(lambda x: learner.evaluator.value(state.params, x))(flat))
+  evaluated = evaluated.reshape(live.shape)
+  exact = np.asarray(records.exact)
+  value = np.asarray(records.value)
+  rebuilt = np.where(exact, value, np.asarray(records.leaf_sign) * evaluated)
+  np.testing.assert_allclose(rebuilt[live], value[live], atol=1e-5)
+  # Player 0's side: values flip with the mover, exact ones are the sign of the result.
+  u = np.asarray(tdleaf.position_values(learner.evaluator, state.params, records))
+  mover = np.asarray(records.mover)
+  np.testing.assert_allclose(np.where(mover == 0, u, -u)[live & ~exact],
+                             value[live & ~exact], atol=1e-5)
+
+
+def test_loss_has_no_gradient_from_exact_leaves_or_finished_plies():
+  learner = _learner()
+  state = learner.init(jax.random.key(0))
+  records = jax.jit(learner.play)(state.params, jax.random.key(2))
+  hidden = records._replace(exact=jnp.ones_like(records.exact))
+  grads = jax.grad(functools.partial(tdleaf.td_loss, learner.evaluator, 0.7))(state.params, hidden)
+  assert all(float(jnp.abs(g).max()) == 0.0 for g in jax.tree.leaves(grads))
+  loss = tdleaf.td_loss(learner.evaluator, 0.7, state.params, records)
+  assert np.isfinite(float(loss)) and float(loss) >= 0
+
+
+def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
+  run = tmp_path / "run"
+  row = tdleaf.train(dataclasses.replace(TINY, iterations=2), run, log=lambda *_: None)
+  assert row["iteration"] == 2 and "score_vs_hand" in row
+  with pytest.raises(ValueError, match="holds a run"):
+    tdleaf.train(TINY, run, log=lambda *_: None)
+  row = tdleaf.train(dataclasses.replace(TINY, iterations=3), run, resume=True,
+                     log=lambda *_: None)
+  assert row["iteration"] == 3
+  lines = (run / "metrics.jsonl").read_text().splitlines()
+  assert len(lines) == 4  # iteration 0's score, then one row an iteration
+  env, player = agents.load(str(run))
+  assert player.name.startswith("tdleaf-d2")
+  states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
+  actions = np.asarray(player.act(states, jax.random.key(1)))
+  assert np.asarray(states.legal_action_mask)[np.arange(2), actions].all()
+  bigger, _ = agents.load(str(run), game_options={"size": 6})  # the features fit any size
+  assert bigger.size == 6
+  with pytest.raises(ValueError, match="evaluation_features"):
+    tdleaf.Learner(tdleaf.Config(game="connect_four", evaluation="features"))

@@ -14,6 +14,9 @@ and JavaScript, no external resources) and a small JSON API over one `azjax.play
     POST /api/undo, /api/resign
     POST /api/new {game, opponent, color, sims}   a new game with these settings
 
+`--checkpoint RUN` may be a TD-Leaf run (`azjax.tdleaf`): its alpha-beta player is then the
+default opponent of its game, its analysis the search's value and principal variation (`pv`).
+
 The game logic is all in Python (`App`), so the page only draws what the server sends and
 forwards clicks; the tests drive `App` directly and the page through a real browser.
 
@@ -115,7 +118,8 @@ class App:
     watch = settings.color == "watch"
     setup = play.resolve_setup(
         settings.game, rows=settings.rows, cols=settings.cols, checkpoint=settings.checkpoint,
-        opponent=settings.opponent, color="white" if watch else settings.color, watch=watch)
+        opponent=settings.opponent, color="white" if watch else settings.color, watch=watch,
+        depth=settings.depth)
     # One factory for every game, so a game against an engine seen before compiles nothing.
     session = setup.session(self.factory, seed=self.seed, simulations=settings.sims,
                             depth=settings.depth)
@@ -246,10 +250,14 @@ class App:
 
   def _default_opponents(self) -> dict[str, str]:
     """The kind the default opponent ("") is in each game: "az" where results/ has a trained
-    agent, else "mcts" (found once, on the first call)."""
+    agent, else "mcts" (found once, on the first call); in the game of a run given on the
+    command line, that run's player ("az", or "tdleaf" for a TD-Leaf run)."""
     if not hasattr(self, "_defaults"):
       self._defaults = {g: "az" if play.find_checkpoint(g) else "mcts" for g in games.GAMES}
-    return self._defaults
+    defaults = dict(self._defaults)
+    if self.settings.checkpoint and self.setup.run_dir is not None:
+      defaults[self.session.env.name] = play.checkpoints.trained_spec(self.setup.run_dir).kind
+    return defaults
 
   def _human_side(self) -> int | None:
     humans = [p for p in (0, 1) if self.session.is_human(p)]
@@ -337,6 +345,7 @@ class App:
           "method": a.method, "seconds": round(a.seconds, 3),
           "top": [dataclasses.asdict(t) for t in a.top],
           "share_label": "visits" if a.share_label == "visit share" else a.share_label,
+          "pv": list(a.pv),  # the line an alpha-beta engine expects (tdleaf), else []
           "text": play.describe(env, a, player),
           "current": last == len(session.analyses) - 1,
       }

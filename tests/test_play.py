@@ -72,7 +72,9 @@ def test_engine_specs():
       play.parse_spec(bad)
   # Every kind of the table has an engine here, except OpenSpiel's bots (evaluate only).
   assert set(play.opponents()) == set(agents.KINDS) - {"openspiel-mcts"}
-  assert set(play.ENGINES) == set(agents.kinds("jax"))
+  # ... and play's own kind, a TD-Leaf run's player (not a row of the table).
+  assert set(play.ENGINES) == set(agents.kinds("jax")) | {"tdleaf"}
+  assert "tdleaf" not in play.opponents() and play.TDLEAF.name == "tdleaf"
   with pytest.raises(ValueError, match="'openspiel-mcts:5'.*evaluate only.*use one of: random"):
     play.parse_spec("openspiel-mcts:5")
 

@@ -193,6 +193,87 @@ def test_the_page_says_the_defaults(app):
       g: "az" if play.find_checkpoint(g) else "mcts" for g in games.GAMES}
 
 
+# -- A TD-Leaf run ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tdleaf_app(tmp_path_factory):
+  """The page for `--checkpoint RUN` of a tiny TD-Leaf run (test_play's, trained once a test
+  session): the run's alpha-beta player is the opponent."""
+  from test_play import tiny_tdleaf_run
+
+  run = tiny_tdleaf_run(tmp_path_factory)
+  app = web.App(web.Settings(checkpoint=str(run)), save_dir=str(tmp_path_factory.mktemp("games")))
+  return run, app
+
+
+def test_tdleaf_run_new_game_and_moves(tdleaf_app):
+  run, app = tdleaf_app
+  name = f"tdleaf-d2 [{run}]"
+  state = post(app, "/api/new", opponent="", color="white")
+  assert state["game"] == "slider" and state["title"] == "slider 4x4"
+  assert state["players"] == ["H (you)", f"V ({name})"]
+  assert state["notes"][0].startswith(f"trained agent: {run} (TD-Leaf alpha-beta, depth 2, "
+                                      "feature MLP; slider 4x4")
+  options = state["options"]
+  assert options["default_opponents"]["slider"] == "tdleaf"  # the run's player, not mcts
+  state = post(app, "/api/move", move=state["legal"][0])
+  assert state["agent_to_move"] and state["thinking"].startswith(
+      f"V ({name}) is thinking: searching 2 plies deep with alpha-beta")
+  state = post(app, "/api/agent")
+  analysis = state["analysis"]
+  assert state["human_to_move"] and len(state["moves"]) == 2
+  assert analysis["move"] == state["moves"][1] and analysis["value_kind"] == "score"
+  assert analysis["value_text"].startswith("evaluation for V ") and analysis["top"] == []
+  assert analysis["pv"] and analysis["pv"][0] == analysis["move"]
+  assert analysis["text"].endswith("principal variation: " + " ".join(analysis["pv"]))
+  assert analysis["method"] == "depth-2 alpha-beta with the learned evaluation (feature MLP)"
+  state = post(app, "/api/hint")  # the opponent's own search
+  assert state["message"].startswith(f"hint from {name}: ") and state["hint"]["move"]
+  # AlphaZero's kinds cannot play a TD-Leaf run: said, and the game goes on.
+  for kind in ("az", "azab:3", "policy"):
+    state = post(app, "/api/new", opponent=kind)
+    assert state["message"].startswith(f"{kind}: ") and "is a TD-Leaf run" in state["message"]
+    assert "its player is the default opponent" in state["message"]
+    assert len(state["moves"]) == 2 and state["message_kind"] == "error"
+  # Watching the run's player against itself, the engine compiled already.
+  state = post(app, "/api/new", opponent="", color="watch")
+  assert state["players"] == [f"H ({name})", f"V ({name})"]
+  assert "compiling" not in state["thinking"]
+  for _ in range(2):
+    state = post(app, "/api/agent")
+  assert len(state["moves"]) == 2 and state["analysis"]["pv"]
+  # Another opponent on the run's board.
+  state = post(app, "/api/new", opponent="random", color="black")
+  assert state["title"] == "slider 4x4" and state["players"] == ["H (random)", "V (you)"]
+  assert not any("TD-Leaf" in n for n in state["notes"])
+
+
+def test_tdleaf_run_over_http(tdleaf_app):
+  """The new-game and move calls through the HTTP server."""
+  run, app = tdleaf_app
+  srv = web.Server(app, 0)
+  thread = threading.Thread(target=srv.serve_forever, daemon=True)
+  thread.start()
+  try:
+    headers = {"Content-Type": "application/json"}
+    status, _, data = request(srv, "POST", "/api/new", json.dumps(
+        {"opponent": "", "color": "white"}), headers)
+    state = json.loads(data)
+    assert status == 200 and state["players"][1] == f"V (tdleaf-d2 [{run}])"
+    status, _, data = request(srv, "POST", "/api/move", json.dumps(
+        {"move": state["legal"][0]}), headers)
+    assert status == 200 and json.loads(data)["agent_to_move"]
+    status, _, data = request(srv, "POST", "/api/agent", "{}", headers)
+    state = json.loads(data)
+    assert status == 200 and state["human_to_move"] and state["analysis"]["pv"]
+    status, _, data = request(srv, "POST", "/api/new", json.dumps({"opponent": "az"}), headers)
+    assert status == 200 and "is a TD-Leaf run" in json.loads(data)["message"]
+  finally:
+    srv.shutdown()
+    srv.server_close()
+
+
 # -- HTTP ------------------------------------------------------------------------------------------
 
 

@@ -88,7 +88,8 @@ function showAnalysis(s) {
   $("top").querySelectorAll("th").forEach((th, i) => { th.textContent = headers[i]; });
   $("eval-text").textContent = `${a.player} played ${a.move}` +
     (a.value_text ? `: ${a.value_text}.` : ".") +
-    ` (${a.method}, ${a.seconds.toFixed(2)} s)`;
+    ` (${a.method}, ${a.seconds.toFixed(2)} s)` +
+    (a.pv && a.pv.length ? ` Principal variation: ${a.pv.join(" ")}.` : "");
   body.replaceChildren(...a.top.map((t) => {
     const row = document.createElement("tr");
     if (t.move === a.move) row.className = "played";

@@ -721,6 +721,29 @@ def test_terminal_against_a_tdleaf_run(tdleaf_run, tmp_path):
   assert again.over == bool(session.state.terminated)
   (record,) = tmp_path.glob("slider-*.txt")
   assert f'[V "{name}"]' in record.read_text()
+  # The record says the run's board (its size, no blocks), so it replays.
+  assert '[Board "4x4"]\n[Options "size=4 blocks=none"]' in record.read_text()
+  replayed = play.replay_file(record)
+  assert replayed.env.describe() == "slider 4x4" and replayed.session.moves == session.moves
+  assert boards_equal(session.env, replayed.session.state, session.state)
+
+
+def test_slider_records_keep_their_board():
+  """A Slider record names its size and the blocks of its start (`Session.game_options`), so
+  a game on another board, or with blocks drawn at random, replays."""
+  for env in (games.make("slider"), games.make("slider", size=6, blocks="c3,d4")):
+    session = play.Session(env, (None, None))
+    for _ in range(3):
+      session.play(session.legal_moves()[0])
+    replayed = play.replay(session.record())
+    assert replayed.env.rows == env.rows and replayed.session.moves == session.moves
+    assert boards_equal(env, replayed.session.history[0], session.history[0])
+  assert play.Session(env, (None, None)).game_options() == {"size": "6", "blocks": "c3,d4"}
+  assert play.Session(games.make("breakthrough"), (None, None)).game_options() == {}
+  with pytest.raises(ValueError, match="record: bad option 'size' in the options tag"):
+    play.replay('[Game "slider"]\n[Options "size"]\n')
+  with pytest.raises(ValueError, match="record: slider with options"):
+    play.replay('[Game "slider"]\n[Options "size=4 blocks=zz"]\n')
 
 
 def test_watching_a_tdleaf_run(tdleaf_run):

@@ -73,7 +73,15 @@ def replay(text: str) -> Replay:
     if not board:
       raise ValueError(f"record: bad board tag {tags['Board']!r}; expected like '6x6'")
     kwargs = {"rows": int(board.group(1)), "cols": int(board.group(2))}
-  env = games.make(game, **kwargs)
+  for option in tags.get("Options", "").split():  # `Session.game_options`: "size=4 blocks=none"
+    key, eq, value = option.partition("=")
+    if not eq:
+      raise ValueError(f"record: bad option {option!r} in the options tag; expected KEY=VALUE")
+    kwargs[key] = int(value) if value.isdigit() else value
+  try:
+    env = games.make(game, **kwargs)
+  except (TypeError, ValueError) as err:
+    raise ValueError(f"record: {game} with options {kwargs}: {err}") from None
   session = Session(env, (None, None))
   result, turn, previous = "*", 0, ""
   for word in words:

@@ -268,6 +268,10 @@ class Session:
         "Result": score,
         "Termination": text,
     }
+    options = self.game_options()
+    if options:  # after the board, before the players
+      tags = {"Game": tags.pop("Game"), "Board": tags.pop("Board"),
+              "Options": " ".join(f"{k}={v}" for k, v in options.items()), **tags}
     lines = [f'[{k} "{v}"]' for k, v in tags.items()] + [""]
     words = []  # A move number stays on the line of its move.
     for i, turn in enumerate(self.turns()):
@@ -275,6 +279,24 @@ class Session:
     words.append(score)
     lines += _wrap(words)
     return "\n".join(lines) + "\n"
+
+  def game_options(self) -> dict[str, str]:
+    """The constructor options, beyond the game and its rows and columns, that rebuild this
+    game's start position (the record's `Options` tag): a board side (`size`, Slider's; a
+    TD-Leaf run may play on any) and the neutral pieces on the start board (`blocks`), for a
+    game built with them (its `config_options`). Empty for the other games."""
+    env = self.env
+    names = env.config_options
+    args = set(names.values()) if isinstance(names, dict) else set(names)
+    options = {}
+    if "size" in args:
+      options["size"] = str(env.rows)
+    if "blocks" in args:
+      board = np.asarray(env.board_array(self.history[0])).reshape(-1)
+      blocks = [base.square_name(i, env.cols) for i, code in enumerate(board)
+                if code != 0 and env.piece_owner(int(code)) is None]
+      options["blocks"] = ",".join(blocks) or "none"
+    return options
 
   def _player_tag(self, player: int) -> str:
     engine = self.engines[player]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
                       metavar="KEY=VALUE", help="a TD-Leaf config field (azjax.tdleaf.Config)")
   parser.add_argument("--score", metavar="RUN", default=None,
                       help="score a trained run instead of training")
+  parser.add_argument("--curves", metavar="RUN", nargs="+", default=None,
+                      help="score every snapshot of these runs against the hand evaluation "
+                      "(--games each, --depth, default 3) into --out DIR (curves.jsonl, .png, .md)")
+  parser.add_argument("--every", type=int, default=1, help="--curves: every k-th snapshot")
   parser.add_argument("--sizes", default="5", help="board sizes to score on (e.g. 5,6,7)")
   parser.add_argument("--games", type=int, default=200, help="games a size (even)")
   parser.add_argument("--simulations", type=int, default=32,
@@ -104,6 +109,66 @@ def score(run: str, sizes: list[int], games: int, depth: int | None, simulations
   return "\n".join(lines)
 
 
+def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: int) -> list[dict]:
+  """One row per snapshot (`models/<iteration>`, every `every`-th and the last) of a TD-Leaf or
+  AlphaZero run: its training minutes and its score against alpha-beta at `depth` with the
+  hand-written evaluation (`games` games, both colours). The snapshot's weights are an argument
+  of the jitted match, so a run compiles once."""
+  import jax
+
+  from azjax import agents, arena, checkpoint, curves, tdleaf
+
+  snapshots = [i for i, _ in checkpoint.list_models(run)]
+  snapshots = [s for k, s in enumerate(snapshots) if k % every == 0 or k == len(snapshots) - 1]
+  if tdleaf.is_run(run):
+    learner, _ = tdleaf.load(run)
+    env, abstract = learner.env, learner.evaluator.init(jax.random.key(0))
+    match = functools.partial(learner.match, env=learner.env, games_=games, depth=depth)
+  else:
+    _, env, model, abstract = agents.load_network(run)
+    hand = agents.make_alphabeta(env, depth=depth)
+
+    @jax.jit
+    def match(variables, key):
+      player = agents.make_alphazero(env, model=model, variables=variables,
+                                     simulations=simulations)
+      return arena.match_outcomes(env, player.policy, hand.policy, games, 4 * 150, key)
+  seconds = curves.training_seconds(run)
+  rows = []
+  for iteration in snapshots:
+    variables = checkpoint.load_model(run, abstract, step=iteration)
+    result = arena.summarize(env, run, "hand", match(variables, jax.random.key(seed)))
+    low, high = result.interval
+    rows.append({"run": run, "iteration": iteration,
+                 "minutes": round(seconds.get(iteration, (float("nan"), 0))[0] / 60, 2),
+                 "score": result.score, "low": low, "high": high,
+                 "wdl": [result.wins, result.draws, result.losses]})
+    print(rows[-1], flush=True)
+  return rows
+
+
+def plot(rows: list[dict], path: Path, depth: int) -> None:
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for run in dict.fromkeys(r["run"] for r in rows):
+    mine = [r for r in rows if r["run"] == run]
+    xs = [r["minutes"] for r in mine]
+    errors = [[r["score"] - r["low"] for r in mine], [r["high"] - r["score"] for r in mine]]
+    ax.errorbar(xs, [r["score"] for r in mine], yerr=errors, marker=".", capsize=2, label=run)
+  ax.axhline(0.5, color="grey", lw=0.8)
+  ax.set_xlabel("training minutes (wall clock)")
+  ax.set_ylabel(f"score vs alpha-beta depth {depth}, hand evaluation")
+  ax.set_ylim(0, 1)
+  ax.grid(alpha=0.3)
+  ax.legend(fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
   argv = sys.argv[1:] if argv is None else list(argv)
   args, rest = _parser().parse_known_args(argv)
@@ -117,6 +182,25 @@ def main(argv: list[str] | None = None) -> None:
       print(table)
       if args.out:
         Path(args.out).write_text(table + "\n")
+      return
+    if args.curves is not None:
+      import json
+
+      out = Path(args.out or "runs/slider_curves")
+      out.mkdir(parents=True, exist_ok=True)
+      depth = args.depth or 3
+      rows = [row for run in args.curves
+              for row in curve(run, args.games, depth, args.simulations, args.every, args.seed)]
+      (out / "curves.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+      plot(rows, out / "curves.png", depth)
+      table = ["| run | iteration | minutes | W/D/L | score | 95% CI |",
+               "|---|---|---|---|---|---|"]
+      table += [f"| {r['run']} | {r['iteration']} | {r['minutes']} | "
+                f"{'/'.join(map(str, r['wdl']))} | {r['score']:.3f} | "
+                f"[{r['low']:.3f}, {r['high']:.3f}] |" for r in rows]
+      (out / "curves.md").write_text(f"`{command_line(prog('slider'), argv)}`\n\n"
+                                     + "\n".join(table) + "\n")
+      print(f"wrote {out}/curves.jsonl, curves.png, curves.md")
       return
     if args.algorithm == "alphazero":
       from azjax.cli import train

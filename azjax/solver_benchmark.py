@@ -578,9 +578,11 @@ OVERALL_METRICS = ("mistake_rate", "optimal_rate", "value_accuracy")
 def overall(results: dict[str, dict[str, dict[str, float]]],
             prefix: str = "") -> dict[str, float]:
   """`{f"{prefix}<player>/<metric>": value}` of every player's `OVERALL_METRICS` over all
-  positions (`results` as `SolverBenchmark` returns them)."""
+  positions (`results` as `SolverBenchmark` returns them); a player without value estimates
+  (an alpha-beta player's moves alone) has no value accuracy."""
   return {f"{prefix}{player}/{name}": float(by_range["all"][name])
-          for player, by_range in results.items() for name in OVERALL_METRICS}
+          for player, by_range in results.items() for name in OVERALL_METRICS
+          if name in by_range["all"]}
 
 
 def flatten(results: dict[str, dict[str, dict[str, float]]],

@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
       full_width = jax.jit(functools.partial(alphabeta.search_values, env, depth=depth,
                                              max_leaves=1 << 18))
       full_seconds, _ = timed(full_width, states, repeats=1)
-      full, ratio = f"{full_seconds:.3f}", f"{full_seconds / seconds:.0f}x"
+      gain = full_seconds / seconds
+      full, ratio = f"{full_seconds:.3f}", f"{gain:.1f}x" if gain < 10 else f"{gain:.0f}x"
     except (ValueError, jax.errors.JaxRuntimeError):
       pass
     print(f"| {env.describe()} | {depth} | {batch} | {seconds:.3f} | "

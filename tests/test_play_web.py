@@ -492,15 +492,14 @@ def test_browser_small_window_rules_hint_and_slider(browser, tmp_path):
     right = browser.execute_script(
         "return document.querySelector('#board svg').getBoundingClientRect().right")
     assert 0 < right <= width
-    # A block is drawn apart from V's pieces, without a king's crown.
+    # A block is drawn apart from V's pieces (render.py: a grey square, nobody's), no crown.
     fills = browser.execute_script(
         "const fill = (s) => getComputedStyle(document.querySelector(s)).fill;"
-        "return [fill('#board .piece[data-piece=\"#\"] circle'),"
+        "return [fill('#board .piece.block rect'),"
         "        fill('#board .piece[data-piece=\"V\"] circle')];")
-    assert fills[0] == "rgb(140, 140, 140)" and fills[0] != fills[1]
+    assert fills[0] == "rgb(138, 138, 138)" and fills[0] != fills[1]
     assert browser.execute_script(
-        "return [...document.querySelectorAll('#board .piece[data-piece=\"#\"] .crown')]"
-        ".every((c) => getComputedStyle(c).display === 'none')")
+        "return document.querySelectorAll('#board .piece.block .crown').length === 0")
     # The rules keep their lines: one line box a line of the text, however narrow the window.
     browser.find_element(page.by.CSS_SELECTOR, "#rules-box summary").click()
     lines = browser.execute_script(

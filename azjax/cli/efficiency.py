@@ -77,8 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     by_run = {}
     for name, run_dir in parse_runs(args.runs).items():
       try:
-        from azjax import agents  # noqa: PLC0415
-        _, env, _, _ = agents.load_network(str(run_dir))
+        from azjax import agents, tdleaf  # noqa: PLC0415
+        if tdleaf.is_run(run_dir):  # An alpha-beta player: its moves only.
+          env = tdleaf.Config.load(run_dir).make_env()
+        else:
+          _, env, _, _ = agents.load_network(str(run_dir))
         path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
         if path is None:
           parser.error(f"{env.name}: no solver benchmark; pass --positions")

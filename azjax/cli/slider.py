@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="score every snapshot of these runs against the hand evaluation "
                       "(--games each, --depth, default 3) into --out DIR (curves.jsonl, .png, .md)")
   parser.add_argument("--every", type=int, default=1, help="--curves: every k-th snapshot")
+  parser.add_argument("--versus", metavar="RUN", default=None,
+                      help="--score: play this other trained run instead of the hand evaluation")
   parser.add_argument("--sizes", default="5", help="board sizes to score on (e.g. 5,6,7)")
   parser.add_argument("--games", type=int, default=200, help="games a size (even)")
   parser.add_argument("--simulations", type=int, default=32,
@@ -77,7 +79,7 @@ def _tdleaf_config(args) -> "tdleaf.Config":  # noqa: F821
 
 
 def score(run: str, sizes: list[int], games: int, depth: int | None, simulations: int,
-          seed: int) -> str:
+          seed: int, versus: str | None = None) -> str:
   """A markdown table: the run's player (TD-Leaf: its alpha-beta at `depth`, default the
   run's; AlphaZero: its search with `simulations`) against alpha-beta with the hand-written
   evaluation at the same depth (AlphaZero: `depth`, default 3), `games` games a size, half
@@ -98,7 +100,11 @@ def score(run: str, sizes: list[int], games: int, depth: int | None, simulations
         raise ValueError(f"{run} is an AlphaZero run on {env.describe()}; it plays that size "
                          "only (--sizes {env.size})")
       hand_depth = depth or 3
-    hand = agents.make_alphabeta(env, depth=hand_depth, name=f"alphabeta-d{hand_depth}(hand)")
+    if versus is None:
+      hand = agents.make_alphabeta(env, depth=hand_depth, name=f"alphabeta-d{hand_depth}(hand)")
+    else:  # the other learner, each with its own search (TD-Leaf: its depth, AZ: simulations)
+      _, hand = agents.load(versus, simulations=simulations,
+                            **({"game_options": {"size": size}} if tdleaf.is_run(versus) else {}))
     t = time.time()
     result = arena.play(env, player, hand, games, jax.random.key(seed + size))
     low, high = result.interval
@@ -178,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         raise ValueError(f"unknown options for --score: {' '.join(rest)}")
       sizes = [int(s) for s in args.sizes.split(",") if s]
       table = f"`{command_line(prog('slider'), argv)}`\n\n" + score(
-          args.score, sizes, args.games, args.depth, args.simulations, args.seed)
+          args.score, sizes, args.games, args.depth, args.simulations, args.seed, args.versus)
       print(table)
       if args.out:
         Path(args.out).write_text(table + "\n")

@@ -268,7 +268,7 @@ class Learner:
 
   def evaluation(self, params: Any) -> Callable[[Any], Array]:
     """`state -> []` the learned evaluation with `params`, for `alphabeta.search`."""
-    return lambda state: self.evaluator.value(params, self.evaluator.inputs(state))
+    return self.evaluation_on(self.env, params)
 
   def play(self, params: Any, key: Array) -> Trajectory:
     """`batch` games of self-play from fresh starts, `max_plies` plies (`[T, B]` records)."""
@@ -332,7 +332,7 @@ class Learner:
 
     env = env or self.env
     depth = depth or self.config.depth
-    evaluation = Learner.evaluation_on(self, env, params)
+    evaluation = self.evaluation_on(env, params)
     return agents.Agent(name or f"tdleaf-d{depth}",
                         alphabeta.search_policy(env, depth=depth, evaluation=evaluation))
 

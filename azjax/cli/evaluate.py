@@ -326,23 +326,20 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     if tdleaf.is_run(args.checkpoint):  # An alpha-beta player: its moves only.
       learner, params = tdleaf.load(args.checkpoint)
       env = learner.env
-      path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
-      if path is None:
-        raise ValueError(f"--solver: no solver benchmark for {env.name}")
-      positions = solver_benchmark.Positions.load(path)
-      t0 = time.time()
+    else:
+      config, env, model, abstract = agents.load_network(args.checkpoint)
+    path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
+    if path is None:
+      raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
+                       "tic_tac_toe, connect_four)")
+    positions = solver_benchmark.Positions.load(path)
+    t0 = time.time()
+    if tdleaf.is_run(args.checkpoint):
       actions = np.asarray(learner.act(params, positions.states(env), jax.random.key(args.seed)))
       results = {f"alphabeta{learner.config.depth}": solver_benchmark.move_metrics(
           positions, actions, by_source=True)}
     else:
-      config, env, model, abstract = agents.load_network(args.checkpoint)
-      path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
-      if path is None:
-        raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
-                         "tic_tac_toe, connect_four)")
-      positions = solver_benchmark.Positions.load(path)
       variables = checkpoint.load_model(args.checkpoint, abstract)
-      t0 = time.time()
       results = solver_benchmark.evaluate_agent(
           env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
           key=jax.random.key(args.seed))

@@ -242,6 +242,10 @@ class Config:
   full_search_prob: float = _EFFICIENCY(
       0.25, "with cheap_simulations: the fraction of moves searched in full (and used as "
       "policy targets)", check=PROBABILITY)
+  opening_moves: int = _EFFICIENCY(
+      0, "self-play games start after a uniformly random number (0..opening_moves) of "
+      "uniformly random moves, for a wider range of positions; 0 = off", unit="moves",
+      check=AT_LEAST_0)
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Games continue across calls (the chunk boundary is not the end of a game), each position goes
 into the replay buffer as it is searched, and its value target arrives when its game ends.
 A finished game is replaced by a fresh one in the same slot right away, so the games carried
-between calls are never terminated.
+between calls are never terminated. With `opening_moves`, a fresh game begins after a few
+uniformly random moves (`random_opening`), so self-play also visits positions its own
+policy would not reach.
 """
 
 from __future__ import annotations
@@ -38,8 +40,40 @@ class ChunkStats:
   root_value_abs_sum: chex.Array  # [] float32
 
 
-def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey) -> SelfPlayState:
-  games = jax.vmap(game.init)(jax.random.split(key, batch))
+def random_opening(game: Game, key: chex.PRNGKey, max_moves: int) -> Any:
+  """A fresh game after `k ~ Uniform{0..max_moves}` uniformly random legal moves (one state).
+
+  A random move that would end the game is not played (the opening stops before it), so the
+  result is never terminated. The random moves are not searched and never reach the buffer:
+  only the positions after them are played and trained on.
+  """
+  if max_moves == 0:
+    return game.init(key)
+  init_key, count_key, moves_key = jax.random.split(key, 3)
+  state = game.init(init_key)
+  count = jax.random.randint(count_key, (), 0, max_moves + 1)
+
+  def one(i, carry):
+    state, stopped = carry
+    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+    action = jax.random.categorical(jax.random.fold_in(moves_key, i), logits)
+    stepped = game.step(state, action)
+    stopped = stopped | (i >= count) | stepped.terminated
+    state = jax.tree.map(lambda old, new: jnp.where(stopped, old, new), state, stepped)
+    return state, stopped
+
+  state, _ = jax.lax.fori_loop(0, max_moves, one, (state, jnp.bool_(False)))
+  return state
+
+
+def fresh_games(game: Game, key: chex.PRNGKey, batch: int, opening_moves: int = 0) -> Any:
+  """`batch` fresh games (a batched State), each after its own random opening."""
+  return jax.vmap(lambda k: random_opening(game, k, opening_moves))(jax.random.split(key, batch))
+
+
+def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey,
+         opening_moves: int = 0) -> SelfPlayState:
+  games = fresh_games(game, key, batch, opening_moves)
   return SelfPlayState(
       games=games,
       episode=jnp.zeros(batch, jnp.int32),
@@ -49,8 +83,12 @@ def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey) -> SelfPla
 def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variables: Any,
                state: SelfPlayState, key: chex.PRNGKey, num_steps: int,
                cheap_config: SearchConfig | None = None,
-               full_search_prob: float = 1.0) -> tuple[SelfPlayState, ChunkStats]:
+               full_search_prob: float = 1.0,
+               opening_moves: int = 0) -> tuple[SelfPlayState, ChunkStats]:
   """Plays `num_steps` moves in every slot; returns the new state and chunk totals.
+
+  Games that end are replaced by `fresh_games(..., opening_moves)`; a game's length counts its
+  random opening moves too.
 
   With `cheap_config` (playout cap randomisation, KataGo section 3.1), each move is searched
   with `search_config` with probability `full_search_prob` and with the cheaper `cheap_config`
@@ -81,7 +119,7 @@ def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variabl
     buffer = replay.assign_outcomes(buffer, ended, carry.episode, stepped.rewards)
     # -- Start a new game in each slot whose game ended.
     batch = ended.shape[0]
-    fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch))
+    fresh = fresh_games(game, reset_key, batch, opening_moves)
     games = jax.tree.map(
         lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, stepped)
     stats = ChunkStats(

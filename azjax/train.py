@@ -276,7 +276,7 @@ class Trainer:
         best_batch_stats=best[1],
         opt_state=self.optimizer.init(params),
         selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
-                               games_key),
+                               games_key, self.config.opening_moves),
         key=key,
         iteration=jnp.int32(0),
         sgd_steps=jnp.int32(0),
@@ -369,7 +369,8 @@ class Trainer:
                                     self.selfplay_variables(state), state.selfplay,
                                     selfplay_key, config.selfplay_steps,
                                     cheap_config=self.cheap_search_config(hyper),
-                                    full_search_prob=config.full_search_prob)
+                                    full_search_prob=config.full_search_prob,
+                                    opening_moves=config.opening_moves)
 
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):

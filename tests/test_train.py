@@ -119,6 +119,24 @@ def test_playout_cap_randomisation_marks_policy_targets(prob):
   assert bool(np.all(np.asarray(state.buffer.full_search)[written] == (prob == 1.0)))
 
 
+def test_random_openings_are_short_legal_and_never_finished():
+  """`opening_moves=k`: each fresh game is `init` after 0..k random legal moves, never ended."""
+  env = games.make("tic_tac_toe")
+  start = jax.random.key(5)
+  chex.assert_trees_all_equal(selfplay.random_opening(env, start, 0), env.init(start))
+  states = jax.jit(selfplay.fresh_games, static_argnums=(0, 2, 3))(env, start, 512, 8)
+  counts = np.asarray(states.step_count)
+  assert not np.asarray(states.terminated).any()
+  # Every count from 0 to 8 occurs (a game ending on a random move stops its opening early).
+  assert counts.min() == 0 and counts.max() <= 8 and len(set(counts.tolist())) == 9
+  # Positions of real games (boards from the mover's side): the opponent has made as many moves
+  # as the mover, or one more when it is O's turn.
+  board = np.asarray(states.board)
+  mine, theirs = (board == 1).sum(1), (board == -1).sum(1)
+  np.testing.assert_array_equal(mine + theirs, counts)
+  np.testing.assert_array_equal(theirs - mine, counts % 2)
+
+
 def test_replay_wraps_around():
   buf = replay.init(4, 2, (1, 1, 1), 1)
   for step in range(3):

@@ -66,6 +66,7 @@ class Section:
     so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`).
   """
 
+  name: str  # the prefix of its keys' dotted names (`search.simulations`) and its TOML table
   title: str
   about: str = ""  # A paragraph for docs/config.md.
 
@@ -76,33 +77,33 @@ class Section:
         "check": check, "traced": traced})
 
 
-_GAME = Section("Game", "Which game, and its options; 0 or an empty string keeps the game's "
-                "default. A game takes the options its class names in `config_options`.")
-_NETWORK = Section("Network", "The network (`azjax.nets.NetConfig`).")
+_GAME = Section("game", "Game", "Which game, and its options; 0 or an empty string keeps the "
+                "game's default. A game takes the options its class names in `config_options`.")
+_NETWORK = Section("network", "Network", "The network (`azjax.nets.NetConfig`).")
 _SEARCH = Section(
-    "Search", "The self-play search (`azjax.search.SearchConfig`): Gumbel MuZero's Sequential "
-    "Halving (`gumbel`), or AlphaZero's PUCT with root Dirichlet noise (`puct`).")
+    "search", "Search", "The self-play search (`azjax.search.SearchConfig`): Gumbel MuZero's "
+    "Sequential Halving (`gumbel`), or AlphaZero's PUCT with root Dirichlet noise (`puct`).")
 _SELFPLAY = Section(
-    "Self-play and replay buffer",
+    "selfplay", "Self-play and replay buffer",
     "Each iteration plays `selfplay_steps` moves in each of `selfplay_batch` games side by side "
     "(a finished game starts again at once) and stores the positions in the replay buffer.")
 _TRAINING = Section(
-    "Training", "After self-play, each iteration takes `sgd_steps` optimizer steps on batches "
-    "sampled from the replay buffer. Samples trained per self-play position (the replay ratio) "
-    "are `sgd_steps * train_batch / (selfplay_batch * selfplay_steps)`.")
+    "training", "Training", "After self-play, each iteration takes `sgd_steps` optimizer steps "
+    "on batches sampled from the replay buffer. Samples trained per self-play position (the "
+    "replay ratio) are `sgd_steps * train_batch / (selfplay_batch * selfplay_steps)`.")
 _GATING = Section(
-    "Gating",
+    "gating", "Gating",
     "AlphaGo Zero's gating, as in the Breakthrough thesis: self-play uses the best network so "
     "far; after each iteration's SGD the trained network plays it `gating_games` games and "
     "replaces it only with a score above `gating_threshold`.")
-_RUN = Section("Run length and checkpoints",
+_RUN = Section("run", "Run length and checkpoints",
                "`--minutes` and `--iterations` on the command line set the first two.")
 _EVALUATION = Section(
-    "Evaluation during training",
+    "evaluation", "Evaluation during training",
     "Matches of the trained agent against uniform random play and rollout MCTS, and scorings "
     "on the game's solver benchmark; the results go to the metrics and the plots.")
 _EFFICIENCY = Section(
-    "Learning efficiency",
+    "efficiency", "Learning efficiency",
     "Options from the small-budget AlphaZero literature, compared at equal CPU time in "
     "[efficiency.md](efficiency.md).")
 
@@ -350,7 +351,8 @@ class Config:
 
   @classmethod
   def from_dict(cls, values: dict[str, Any]) -> "Config":
-    return override(cls(), values.items())
+    """The defaults with `values` over them: flat (a run's config.json) or by section."""
+    return override(cls(), flat_settings(values).items())
 
 
 class ConfigError(ValueError):
@@ -367,6 +369,7 @@ def _one_of(choices: Sequence[str]) -> str:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_SECTION_NAMES = tuple(dict.fromkeys(f.metadata["section"].name for f in _FIELDS.values()))
 # The keys the iteration reads as traced values: a vmapped sweep group's runs may differ in
 # them (with `seed`). `azjax.train.Hyper` holds these.
 TRACED_KEYS: tuple[str, ...] = tuple(k for k, f in _FIELDS.items() if f.metadata["traced"])
@@ -411,9 +414,30 @@ def _parse_value(key: str, raw: Any, default: Any) -> Any:
     raise ValueError(f"config {key}: expected {kind.__name__}, got {raw!r}") from None
 
 
+def resolve_key(key: str) -> str:
+  """The field a key names: a field's own name (`simulations`) or its dotted name with its
+  section (`search.simulations`, as in the TOML tables `--print-config` writes).
+
+  Raises:
+    ValueError: no such field (with the closest names), or the wrong section for it.
+  """
+  section, dot, name = key.rpartition(".")
+  if name in _FIELDS and (not dot or section == _FIELDS[name].metadata["section"].name):
+    return name
+  if name in _FIELDS:
+    right = _FIELDS[name].metadata["section"].name
+    raise ValueError(f"config: {key!r}: {name} is in section {right!r} ({right}.{name})")
+  import difflib  # noqa: PLC0415
+  names = [*_FIELDS, *(f"{f.metadata['section'].name}.{k}" for k, f in _FIELDS.items())]
+  close = difflib.get_close_matches(key, names, n=3)
+  hint = f"; did you mean {', '.join(close)}?" if close else ""
+  raise ValueError(f"config: unknown key {key!r}{hint}")
+
+
 def override(config: Config, items: Iterable[tuple[str, Any]], *,
              source: str | os.PathLike | None = None) -> Config:
-  """Returns `config` with `(key, value)` pairs applied; values may be strings to parse.
+  """Returns `config` with `(key, value)` pairs applied; values may be strings to parse, keys
+  plain or dotted (`resolve_key`).
 
   Raises:
     ValueError: for an unknown key (with the closest names) or a value of the wrong type; the
@@ -422,12 +446,8 @@ def override(config: Config, items: Iterable[tuple[str, Any]], *,
   changes = {}
   for key, raw in items:
     try:
-      if key not in _FIELDS:
-        import difflib
-        close = difflib.get_close_matches(key, _FIELDS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ValueError(f"config: unknown key {key!r}{hint}")
-      changes[key] = _parse_value(key, raw, getattr(config, key))
+      name = resolve_key(key)
+      changes[name] = _parse_value(key, raw, getattr(config, name))
     except ValueError as err:
       if source is None:
         raise
@@ -453,10 +473,12 @@ def read_settings(path: str | os.PathLike) -> dict[str, Any]:
   """The settings in a config file, unchecked: `{key: value}`.
 
   The file is JSON (an object, like a run's config.json) when its text starts with `{`, else
-  TOML (`key = value` lines at the top level, like `--print-config toml` writes).
+  TOML. Settings may sit at the top level (`simulations = 32`) or in their section's table
+  (`[search]` then `simulations = 32`, as `--print-config toml` writes); a table's settings come
+  back with dotted keys (`search.simulations`), which `override` checks.
 
   Raises:
-    ValueError: the file cannot be read or parsed, or is not a flat table of settings; the
+    ValueError: the file cannot be read or parsed, or is not a table of settings; the
       message names the file.
   """
   path = Path(path)
@@ -486,12 +508,32 @@ def read_settings(path: str | os.PathLike) -> dict[str, Any]:
       raise ValueError(f"{path}: not a valid TOML config file ({err})") from None
   if not isinstance(values, dict):
     raise ValueError(f"{path}: not a valid config file (an object of settings expected)")
-  for key, value in values.items():
-    if isinstance(value, dict):
-      raise ValueError(f"{path}: {key!r} is a table, but a config file is flat: each setting "
-                       "is a key of its own at the top level (`key = value`)")
-  return values
+  try:
+    return flat_settings(values)
+  except ValueError as err:
+    raise ValueError(f"{path}: {err}") from None
 
+
+def flat_settings(values: dict[str, Any]) -> dict[str, Any]:
+  """`values` with each section's table (`{"search": {"simulations": 32}}`) spelled out as
+  dotted keys (`{"search.simulations": 32}`); other keys unchanged and unchecked.
+
+  Raises:
+    ValueError: a table that is not a section, or a table inside a section.
+  """
+  settings = {}
+  for key, value in values.items():
+    if not isinstance(value, dict):
+      settings[key] = value
+      continue
+    if key not in _SECTION_NAMES:
+      raise ValueError(f"{key!r} is a table, but the tables of a config are its sections: "
+                       f"{', '.join(_SECTION_NAMES)}")
+    for name, inner in value.items():
+      if isinstance(inner, dict):
+        raise ValueError(f"{key}.{name} is a table; a section holds settings only")
+      settings[f"{key}.{name}"] = inner
+  return settings
 
 
 # -- A run directory's config.json ---------------------------------------------------------------
@@ -664,12 +706,13 @@ def _toml_value(value: Any) -> str:
 
 
 def to_toml(config: Config) -> str:
-  """Every key of `config` as a `key = value` line with its one-line help, grouped by section:
-  a TOML file that `--config` reads back (`read_settings`)."""
+  """Every key of `config` as a `key = value` line with its one-line help, in a TOML table for
+  each section (`[search]`): a file that `--config` reads back (`read_settings`)."""
   width = max(len(f"{key} = {_toml_value(getattr(config, key))}") for key in _FIELDS)
-  lines = ["# azjax config: `--config FILE` reads it; docs/config.md explains every key."]
+  lines = ["# azjax config: `--config FILE` reads it; docs/config.md explains every key.",
+           "# A key may also sit at the top level, or be set as --set section.key=value."]
   for section, fields in _sections().items():
-    lines += ["", f"# -- {section.title}"]
+    lines += ["", f"# -- {section.title}", f"[{section.name}]"]
     for field in fields:
       setting = f"{field.name} = {_toml_value(getattr(config, field.name))}"
       lines.append(f"{setting:<{width}}  # {field_help(field.name)}")
@@ -718,11 +761,18 @@ def reference_markdown() -> str:
       "file it came from).")
   lines.append("")
   lines += paragraph(
+      "The keys are grouped in the sections below. A key is named by itself "
+      "(`--set simulations=32`) or with its section (`--set search.simulations=32`), and a "
+      "TOML file may hold it at the top level or in its section's table (`[search]`, as "
+      "`--print-config` writes). A run's `config.json` stores them flat, so the config files "
+      "of older runs still load.")
+  lines.append("")
+  lines += paragraph(
       "*Traced* keys are read by the training iteration as values, not as program structure "
       "(`azjax.train.Hyper`): the runs of a sweep that differ only in them (and in `seed`) "
       "train together as one vmapped program ([sweeps.md](sweeps.md)).")
   for section, fields in _sections().items():
-    lines += ["", f"## {section.title}", ""]
+    lines += ["", f"## {section.title} (`[{section.name}]`)", ""]
     if section.about:
       lines += paragraph(section.about) + [""]
     lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]

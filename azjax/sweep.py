@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import checkpoint, gating, loop, sharding
-from azjax.config import Config, override
+from azjax.config import Config, override, resolve_key
 from azjax.evaluation import SolverEvaluator
 from azjax.loop import read_metrics, stack, stop_on_interrupt, to_host, unstack  # noqa: F401
 
@@ -112,6 +112,11 @@ def parse_grid(specs: Sequence[str]) -> dict[str, list[str]]:
     if "=" not in spec:
       raise ValueError(f"sweep --grid {spec!r}: expected key=value1,value2,...")
     key, raw = (s.strip() for s in spec.split("=", 1))
+    if "." in key:  # A dotted name (`training.learning_rate`) names the field itself.
+      try:
+        key = resolve_key(key)
+      except ValueError as err:
+        raise ValueError(f"sweep --grid {spec!r}: {err}") from None
     values = [v.strip() for v in raw.split(",") if v.strip()]
     if not values:
       raise ValueError(f"sweep --grid {spec!r}: no values")

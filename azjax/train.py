@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import optax
 
 from azjax import augment, checkpoint, games, nets, replay, selfplay, sharding
+from azjax import config as config_lib
 from azjax.config import Config
 from azjax.games.base import Game
 
@@ -45,40 +46,27 @@ class TrainState:
   games_finished: chex.Array  # [] int32
 
 
-@chex.dataclass(frozen=True)
-class Hyper:
-  """The hyperparameters the iteration reads as values rather than as program structure.
-
-  Each field is a scalar: a Python number for a single run (`Hyper.from_config`, folded into
-  the compiled program as before) or a traced `[]` array, stacked to `[K]` for a sweep of `K`
-  configurations vmapped together. Changing one changes no array shape, so these are the keys a
-  sweep batches (`azjax.sweep.BATCHED_KEYS`, with `seed`).
-  """
-
-  learning_rate: Any  # peak learning rate; a schedule (warmup, cosine) multiplies it
-  weight_decay: Any  # decoupled (adamw) or the L2 coefficient in the loss (adam, sgd)
-  momentum: Any  # sgd only
-  max_grad_norm: Any  # the clipping threshold (whether to clip at all is structure)
-  value_weight: Any
-  value_target_mix: Any  # weight of the search's root value in the value target
-  gumbel_scale: Any
-  dirichlet_alpha: Any
-  dirichlet_fraction: Any
-  pb_c_init: Any
-  temperature: Any
-  temperature_moves: Any  # int
-  min_buffer: Any  # int
-  gating_threshold: Any
+class _HyperMethods:
+  """The methods of `Hyper` (its fields are `config.TRACED_KEYS`)."""
 
   @classmethod
   def from_config(cls, config: Config) -> "Hyper":
-    return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)})
+    return cls(**{key: getattr(config, key) for key in config_lib.TRACED_KEYS})
 
   def as_arrays(self) -> "Hyper":
     """The same values as `[]` arrays (float32; int32 for the integer fields)."""
     return jax.tree.map(lambda v: jnp.asarray(v, jnp.int32 if isinstance(v, int) else
                                               jnp.float32), self)
 
+
+# The hyperparameters the iteration reads as values rather than as program structure: one field
+# for each `Config` field declared `traced=True` (`config.TRACED_KEYS`; their meanings are
+# there). Each is a scalar: a Python number for a single run (`Hyper.from_config`, folded into
+# the compiled program) or a traced `[]` array, stacked to `[K]` for a sweep of `K`
+# configurations vmapped together. Changing one changes no array shape, so these are the keys a
+# sweep batches (`azjax.sweep.BATCHED_KEYS`, with `seed`).
+Hyper = chex.dataclass(frozen=True)(type("Hyper", (_HyperMethods,), {
+    "__module__": __name__, "__annotations__": {key: Any for key in config_lib.TRACED_KEYS}}))
 
 HYPER_KEYS = tuple(f.name for f in dataclasses.fields(Hyper))
 

@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+import jax.numpy as jnp
 import pytest
 
 from azjax import config as config_lib
@@ -55,11 +56,19 @@ def test_the_markdown_command_prints_the_reference(capsys):
   assert capsys.readouterr().out == config_lib.reference_markdown()
 
 
-def test_traced_keys_are_those_of_the_iterations_hyperparameters():
-  """The `traced` marks are the keys `azjax.train.Hyper` reads as values (and a sweep batches)."""
+def test_the_iterations_hyperparameters_are_the_traced_keys():
+  """`azjax.train.Hyper` is built from the `traced` marks: it carries each traced value (ints as
+  int32 arrays, so loop bounds stay integers), and a sweep batches exactly those and the seed."""
   from azjax import sweep, train
 
-  assert set(config_lib.TRACED_KEYS) == set(train.HYPER_KEYS)
+  config = config_lib.Config(learning_rate=0.25, min_buffer=7, temperature_moves=3)
+  hyper = train.Hyper.from_config(config)
+  assert train.HYPER_KEYS == config_lib.TRACED_KEYS
+  arrays = hyper.as_arrays()
+  for key in config_lib.TRACED_KEYS:
+    assert getattr(hyper, key) == getattr(config, key)
+    kind = jnp.int32 if isinstance(getattr(config, key), int) else jnp.float32
+    assert getattr(arrays, key).dtype == kind, key
   assert set(sweep.BATCHED_KEYS) == {"seed", *config_lib.TRACED_KEYS}
 
 
@@ -143,6 +152,24 @@ def test_a_config_file_overrides_the_preset_and_set_overrides_the_file(tmp_path,
   assert (config.simulations, config.learning_rate, config.minutes) == (12, 3e-4, 5.0)
 
 
+@needs_toml
+def test_keys_by_section_dotted_or_in_tables(tmp_path):
+  """`search.simulations=8` is `simulations=8`; a file may hold keys in their sections' tables
+  (TOML or JSON) or at the top level, and a section that does not hold a key is refused."""
+  assert config_lib.override(Config(), [("search.simulations", "8")]) == Config(simulations=8)
+  with pytest.raises(ValueError, match=r"'network.simulations': simulations is in section "
+                     r"'search' \(search.simulations\)"):
+    config_lib.override(Config(), [("network.simulations", "8")])
+  toml = tmp_path / "run.toml"
+  toml.write_text("learning_rate = 0.01\n[search]\nsimulations = 8\n[network]\nblocks = 3\n")
+  json_file = tmp_path / "run.json"
+  json_file.write_text('{"learning_rate": 0.01, "search": {"simulations": 8}, "blocks": 3}')
+  expected = Config(learning_rate=0.01, simulations=8, blocks=3)
+  for path in (toml, json_file):
+    assert train_cli.build_config("tic_tac_toe", "tiny", [], None, None,
+                                  config_file=path) == expected
+
+
 def test_a_runs_config_json_is_a_config_file(tmp_path):
   run = dataclasses.replace(config_lib.PRESETS["tic_tac_toe"], hidden=32, seed=7)
   config_lib.write_config(tmp_path, run)
@@ -156,7 +183,10 @@ def test_a_runs_config_json_is_a_config_file(tmp_path):
     ("simulations = 8.5\n", r"config simulations: expected int, got 8.5"),
     ("augment = 1\n", r"config augment: expected bool, got 1"),
     ('{"learning_rate": "fast"}', r"config learning_rate: expected float, got 'fast'"),
-    ("[search]\nsimulations = 8\n", r"'search' is a table, but a config file is flat"),
+    ("[serch]\nsimulations = 8\n", r"'serch' is a table, but the tables of a config are its "
+     "sections: game, network, search"),
+    ("[network]\nsimulations = 8\n", r"'network.simulations': simulations is in section "
+     r"'search' \(search.simulations\)"),
     ("simulations = \n", r"not a valid TOML config file"),
     ('{"simulations": 8,}', r"not a valid JSON config file"),
     ('{"learning_rate": NaN}', r"NaN is not a finite number"),

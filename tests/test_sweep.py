@@ -27,10 +27,17 @@ TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=1
     (["iterations=10,20"], "'iterations' cannot be swept"),
     (["learning_rate"], "expected key=value1,value2"),
     (["learning_rate=1e-3", "learning_rate=1e-4"], "given twice"),
+    (["training.learning_rate=1e-3", "learning_rate=1e-4"], "given twice"),
+    (["search.learning_rate=1e-3"], "learning_rate is in section 'training'"),
 ])
 def test_bad_grid_is_named(specs, message):
   with pytest.raises(ValueError, match=message):
     sweep.parse_grid(specs)
+
+
+def test_grid_keys_may_be_dotted():
+  assert sweep.parse_grid(["training.learning_rate=1e-3,3e-4"]) == {
+      "learning_rate": ["1e-3", "3e-4"]}
 
 
 def test_bad_values_are_named():

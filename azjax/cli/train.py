@@ -131,7 +131,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
   add_config_file_option(parser)
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="override a config field, also one from "
-                      "--config (repeatable); docs/config.md lists them")
+                      "--config (repeatable), by name or section.name (search.simulations=32); "
+                      "docs/config.md lists them")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget; the clock starts once the training "
                       "iteration has compiled, so compilation is not counted")

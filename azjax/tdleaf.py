@@ -351,11 +351,12 @@ class Learner:
   @functools.partial(jax.jit, static_argnums=(0, 3, 4, 5))
   def match(self, params: Any, key: Array, env: base.Game, games_: int, depth: int) -> dict:
     """Per-game outcomes (`arena.match_outcomes`) of the learned evaluation against the game's
-    hand-written one, both in alpha-beta at `depth`, half the games with each colour."""
+    hand-written one, both in alpha-beta at `depth`, half the games with each colour, each to
+    its end (`max_game_length` bounds every game; the loop stops when all have ended)."""
     learned = alphabeta.search_policy(env, depth=depth,
                                       evaluation=self.evaluation_on(env, params))
     hand = alphabeta.search_policy(env, depth=depth, evaluation=env.alphabeta_evaluation)
-    return arena.match_outcomes(env, learned, hand, games_, self.config.max_plies * 4, key)
+    return arena.match_outcomes(env, learned, hand, games_, env.max_game_length, key)
 
   def score_against_hand(self, params: Any, key: Array, *, env: base.Game | None = None,
                          games_: int | None = None, depth: int | None = None):

@@ -138,7 +138,8 @@ def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: 
     def match(variables, key):
       player = agents.make_alphazero(env, model=model, variables=variables,
                                      simulations=simulations)
-      return arena.match_outcomes(env, player.policy, hand.policy, games, 4 * 150, key)
+      return arena.match_outcomes(env, player.policy, hand.policy, games,
+                                  env.max_game_length, key)  # every game to its end
   seconds = curves.training_seconds(run)
   rows = []
   for iteration in snapshots:

@@ -5,7 +5,8 @@
 >>> agent = azjax.agents.make("solver", env)
 >>> arena.play(env, agent, other, 20, key)
 
-Two solvers, one per solved game, behind one interface (`Solver.board_scores`):
+Two solvers, one per solved game, behind one interface (`Solver.board_scores`); a game names
+its own (`Game.exact_solver`), and `SOLVED_GAMES` are the registered games that do:
 
 * **Tic-tac-toe**: plain negamax over its 5478 reachable positions, memoized; pure Python.
 * **Connect Four**: BitBully (`pip install -e ".[solver]"`), a bitboard alpha-beta solver with
@@ -41,9 +42,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azjax import games
 from azjax.games import base
 
-SOLVED_GAMES = ("connect_four", "tic_tac_toe")
 INSTALL_HINT = 'pip install -e ".[solver]"'
 
 
@@ -165,25 +166,23 @@ class ConnectFourSolver:
 
 
 @functools.lru_cache(maxsize=None)
-def _solver_of(game: str) -> Solver:
-  if game == "tic_tac_toe":
-    return TicTacToeSolver()
-  if game == "connect_four":
-    return ConnectFourSolver()
-  raise ValueError(f"no solver for {game!r}; solved games: {', '.join(SOLVED_GAMES)}")
+def _solver_of(solver_class: Callable[[], Solver]) -> Solver:
+  """One solver per class, shared: BitBully loads its opening book once, the memos fill once."""
+  return solver_class()
 
 
 def for_game(env: base.Game) -> Solver:
-  """The (shared) solver of `env`'s game.
+  """The (shared) solver of `env`'s game, the one its `exact_solver` hook names.
 
   Raises:
-    ValueError: the game is not one of `SOLVED_GAMES` (or not its standard board).
+    ValueError: the game has no solver (is not one of `SOLVED_GAMES`).
     SolverUnavailable: the solver's optional package is missing (the message says how to
       install it).
   """
-  if env.name not in SOLVED_GAMES:
+  solver_class = env.exact_solver()
+  if solver_class is None:
     raise ValueError(f"no solver for {env.name!r}; solved games: {', '.join(SOLVED_GAMES)}")
-  return _solver_of(env.name)
+  return _solver_of(solver_class)
 
 
 def scores_to_values(scores: np.ndarray) -> np.ndarray:
@@ -292,6 +291,11 @@ def make_solver_policy(env: base.Game, *, random_opening_moves: int = 2,
 
   return policy
 
+
+# The registered games whose `exact_solver` hook names a solver. Computed last: the hooks import
+# this module, which by now defines the solvers (and no solver is built: the hooks return classes).
+SOLVED_GAMES = tuple(name for name in games.GAMES
+                     if games.game_class(name).exact_solver() is not None)
 
 __all__ = [
     "ConnectFourSolver", "INSTALL_HINT", "SOLVED_GAMES", "Solver", "SolverUnavailable",

@@ -1,21 +1,18 @@
-"""Strength against perfect play: positions labelled by the solver, and mistake rates.
+"""Strength against perfect play: mistake rates of a player on positions labelled by the solver.
 
 >>> positions = Positions.load("results/solver_benchmark/connect_four.npz")
 >>> bench = SolverBenchmark(env, model, positions, simulations=(0, 32))   # compiles once
 >>> metrics = bench(variables, key)   # {"policy": {"all": {...}, "0-10": ...}, "search32": ...}
 >>> print(markdown_table(metrics))
 
-**Positions** are live positions stored as the move sequences that reach them from the start
-(small, and replayed through `env.step`), each labelled with the solver's exact score of every
-move (`azjax.solver`: positive wins, 0 draws, negative loses, from the mover's side). A set is
-built by `build_positions` (seeded, reproducible): Connect Four from uniformly random games and
-from games of a trained network sampling from its raw policy, tic-tac-toe every reachable live
-position (`all_positions`). A position is drawn by first drawing its ply uniformly over the
-game's length, then a game that lasted longer than that, so every ply range is represented;
-a set holds each position once.
+**Positions** are live positions, each with the solver's exact score of every move, built and
+stored by `azjax.solver_positions` (`Positions`, `build_positions`, `DEFAULT_PATHS`; the names
+are re-exported here): Connect Four from uniformly random games and from games of a trained
+network, tic-tac-toe every reachable live position.
 
-**Metrics**, for every ply range of `PLY_RANGES` and over all positions (`move_metrics`); the
-position's value `V` is the best value of its moves, the chosen move's value `q`:
+**Metrics**, for every ply range of the game (`Game.benchmark_ply_ranges`) and over all
+positions (`move_metrics`); the position's value `V` is the best value of its moves, the chosen
+move's value `q`:
 
 * `mistake_rate`: the share of moves with `q < V` (a win thrown to a draw or a loss, a draw
   thrown to a loss), over the **decisive** positions only, those whose moves do not all have
@@ -47,280 +44,29 @@ network on it).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import json
-import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import agents, arena, solver
+from azjax import agents, arena, games, solver
 from azjax.games import base
+from azjax.solver_positions import (
+  BENCHMARK_DIR,
+  DEFAULT_PATHS,
+  ILLEGAL,
+  Positions,
+  all_positions,
+  build_positions,
+  label,
+  replay,
+  sample_positions,
+)
 
-ILLEGAL = -128  # The stored score of an illegal move (int8).
 DRAW_BAND = 1.0 / 3.0  # |v| below this reads as a draw in `value_accuracy`.
-# Inclusive ply ranges (plies played before the position: 0 is the start).
-PLY_RANGES = {
-    "connect_four": ((0, 10), (11, 20), (21, 30), (31, 41)),
-    "tic_tac_toe": ((0, 2), (3, 5), (6, 8)),
-}
-DEFAULT_PATHS = {
-    "connect_four": "results/solver_benchmark/connect_four.npz",
-    "tic_tac_toe": "results/solver_benchmark/tic_tac_toe.npz",
-}
-
-
-# -- Positions -------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True, eq=False)  # Arrays: compared and hashed by identity.
-class Positions:
-  """`N` labelled live positions of one game (`L` = the game's longest game, `A` its actions).
-
-  Attributes:
-    game: the game's name.
-    moves: `[N, L]` int8 actions from the start, padded with -1.
-    num_moves: `[N]` int16 moves played, i.e. the position's ply (0: the start).
-    scores: `[N, A]` int8 exact scores of every move, mover's side (`azjax.solver`);
-      `ILLEGAL` for illegal moves.
-    source: `[N]` int8 index into `sources`.
-    sources: how each group of positions was made, e.g. "random play".
-    seed: the seed that made the set.
-  """
-
-  game: str
-  moves: np.ndarray
-  num_moves: np.ndarray
-  scores: np.ndarray
-  source: np.ndarray
-  sources: tuple[str, ...]
-  seed: int = 0
-
-  def __len__(self) -> int:
-    return int(self.num_moves.shape[0])
-
-  @property
-  def legal(self) -> np.ndarray:
-    """`[N, A]` bool."""
-    return self.scores != ILLEGAL
-
-  @property
-  def move_scores(self) -> np.ndarray:
-    """`[N, A]` float64 scores, NaN for illegal moves."""
-    return np.where(self.legal, self.scores.astype(np.float64), np.nan)
-
-  @property
-  def move_values(self) -> np.ndarray:
-    """`[N, A]` float64 values (+1 win, 0 draw, -1 loss), NaN for illegal moves."""
-    return solver.scores_to_values(self.move_scores)
-
-  @property
-  def values(self) -> np.ndarray:
-    """`[N]` float64: each position's value, mover's side."""
-    return solver.position_value(self.move_values)
-
-  @property
-  def decisive(self) -> np.ndarray:
-    """`[N]` bool: the moves do not all have the same value (a mistake is possible)."""
-    values = self.move_values
-    low = np.min(np.where(self.legal, values, np.inf), axis=-1)
-    return low < self.values
-
-  def subset(self, index: np.ndarray) -> "Positions":
-    """The positions `index` selects (a bool mask or indices)."""
-    return dataclasses.replace(self, moves=self.moves[index], num_moves=self.num_moves[index],
-                               scores=self.scores[index], source=self.source[index])
-
-  def states(self, env: base.Game) -> Any:
-    """The game states `[N]`, replayed from the start through `env.step` (one jit)."""
-    return replay(env, jnp.asarray(self.moves, jnp.int32), jnp.asarray(self.num_moves, jnp.int32))
-
-  def save(self, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, game=np.array(self.game), moves=self.moves,
-                        num_moves=self.num_moves, scores=self.scores, source=self.source,
-                        sources=np.array(self.sources), seed=np.array(self.seed))
-    return path
-
-  @classmethod
-  def load(cls, path: str | Path) -> "Positions":
-    with np.load(path, allow_pickle=False) as data:
-      return cls(game=str(data["game"]), moves=data["moves"], num_moves=data["num_moves"],
-                 scores=data["scores"], source=data["source"],
-                 sources=tuple(str(s) for s in data["sources"]), seed=int(data["seed"]))
-
-
-def _replay(env: base.Game, moves: jax.Array, num_moves: jax.Array) -> Any:
-  """States `[N]` after the first `num_moves[i]` of `moves[i]` (`[N, L]`) from the start."""
-
-  def one(moves, n):
-    def body(i, state):
-      return base.tree_select(i < n, env.step(state, moves[i]), state)
-
-    return jax.lax.fori_loop(0, moves.shape[0], body, env.init(jax.random.key(0)))
-
-  return jax.vmap(one)(moves, num_moves)
-
-
-# Compiled once per game object and shape.
-replay = jax.jit(_replay, static_argnums=0)
-
-
-def _position_keys(states: Any) -> list[bytes]:
-  """One key per state `[N]` that identifies the position: the mover and the observation,
-  which carries everything the rules use (DESIGN.md)."""
-  observation = np.asarray(states.observation)
-  player = np.asarray(states.current_player)
-  return [bytes([int(p)]) + o.tobytes() for p, o in zip(player, observation)]
-
-
-# -- Building a set --------------------------------------------------------------------------------
-
-
-def _play_games(env: base.Game, policy: agents.Policy, num_games: int,
-                key: jax.Array) -> tuple[jax.Array, jax.Array]:
-  """`num_games` games of `policy` against itself: `(moves [G, L] (-1 after the end), lengths
-  [G])`, `L = env.max_game_length`."""
-  init_key, play_key = jax.random.split(key)
-  states = jax.vmap(env.init)(jax.random.split(init_key, num_games))
-
-  def ply(carry, key):
-    states, length = carry
-    live = ~states.terminated
-    actions = policy(states, key).astype(jnp.int32)
-    states = jax.vmap(env.step)(states, actions)
-    return (states, length + live.astype(jnp.int32)), jnp.where(live, actions, -1)
-
-  (_, lengths), moves = jax.lax.scan(
-      ply, (states, jnp.zeros(num_games, jnp.int32)),
-      jax.random.split(play_key, env.max_game_length))
-  return moves.T, lengths
-
-
-_play_games_jit = jax.jit(_play_games, static_argnums=(0, 1, 2))
-
-
-def sample_positions(env: base.Game, moves: np.ndarray, lengths: np.ndarray, num: int,
-                     rng: np.random.Generator, *,
-                     exclude: set[bytes] | None = None) -> tuple[np.ndarray, np.ndarray]:
-  """`num` distinct live positions from played games: `(moves [num, L], num_moves [num])`.
-
-  Each draw picks a ply `t` uniformly in `[0, L)`, then an unused game longer than `t` (its
-  position after `t` moves is live); a ply no unused game reaches is drawn again. Positions in
-  `exclude` (keys as `_position_keys`, updated in place) or drawn before are skipped.
-
-  Raises:
-    ValueError: when the games run out first (play more games).
-  """
-  moves, lengths = np.asarray(moves), np.asarray(lengths)
-  num_games, max_length = moves.shape
-  seen = set() if exclude is None else exclude
-  used = np.zeros(num_games, bool)
-  chosen_moves, chosen_plies = [], []
-  while len(chosen_moves) < num:
-    # Draw a round of candidates, replay them, and keep the new positions in draw order.
-    wanted, picks, tries = 2 * (num - len(chosen_moves)), [], 0
-    while len(picks) < wanted and not used.all() and tries < 100 * wanted:
-      tries += 1
-      t = int(rng.integers(0, max_length))
-      candidates = np.flatnonzero(~used & (lengths > t))
-      if candidates.size:
-        game = int(rng.choice(candidates))
-        used[game] = True
-        picks.append((game, t))
-    if not picks:
-      raise ValueError(f"sample_positions: {num_games} games gave {len(chosen_moves)} distinct "
-                       f"positions, {num} wanted; play more games")
-    prefixes = np.full((len(picks), max_length), -1, np.int8)
-    plies = np.array([t for _, t in picks], np.int16)
-    for i, (game, t) in enumerate(picks):
-      prefixes[i, :t] = moves[game, :t]
-    keys = _position_keys(replay(env, jnp.asarray(prefixes, jnp.int32), jnp.asarray(plies)))
-    for i, position_key in enumerate(keys):
-      if position_key not in seen and len(chosen_moves) < num:
-        seen.add(position_key)
-        chosen_moves.append(prefixes[i])
-        chosen_plies.append(plies[i])
-  return np.stack(chosen_moves), np.asarray(chosen_plies, np.int16)
-
-
-def all_positions(env: base.Game) -> tuple[np.ndarray, np.ndarray]:
-  """Every reachable live position of a small game, breadth first: `(moves [N, L], num_moves
-  [N])`, each reached by the first move sequence found (tic-tac-toe: 4520 positions)."""
-  max_length = env.max_game_length
-  actions = jnp.arange(env.num_actions, dtype=jnp.int32)
-  children_of = jax.jit(jax.vmap(jax.vmap(env.step, (None, 0)), (0, None)))
-  level_moves = np.full((1, max_length), -1, np.int8)
-  states = replay(env, jnp.asarray(level_moves, jnp.int32), jnp.zeros(1, jnp.int32))
-  all_moves, all_plies = [], []
-  for ply in range(max_length):
-    all_moves.append(level_moves)
-    all_plies.append(np.full(len(level_moves), ply, np.int16))
-    children = children_of(states, actions)  # [K, A]
-    legal = np.asarray(states.legal_action_mask)
-    alive = legal & ~np.asarray(children.terminated)
-    parents, taken = np.nonzero(alive)
-    if not parents.size:
-      break
-    flat = jax.tree.map(lambda x: x[parents, taken], children)
-    keys = _position_keys(flat)
-    first = sorted({k: i for i, k in reversed(list(enumerate(keys)))}.values())
-    level_moves = level_moves[parents[first]].copy()
-    level_moves[:, ply] = taken[first]
-    states = jax.tree.map(lambda x: x[np.asarray(first)], flat)
-  return np.concatenate(all_moves), np.concatenate(all_plies)
-
-
-def label(env: base.Game, moves: np.ndarray, num_moves: np.ndarray) -> np.ndarray:
-  """`[N, A]` int8 exact scores of the positions (`ILLEGAL` for illegal moves).
-
-  Raises:
-    ValueError: if a position is not live.
-  """
-  states = replay(env, jnp.asarray(moves, jnp.int32), jnp.asarray(num_moves, jnp.int32))
-  if np.any(np.asarray(states.terminated)):
-    raise ValueError("label: some move sequences end the game")
-  scores = solver.move_scores(env, states)
-  return np.where(np.isnan(scores), ILLEGAL, scores).astype(np.int8)
-
-
-def build_positions(env: base.Game, sources: Sequence[tuple[str, agents.Policy | None, int, int]],
-                    *, seed: int = 0, log: Any = None) -> Positions:
-  """A labelled set from several sources of games.
-
-  Args:
-    env: the game.
-    sources: `(description, policy, positions, games)` each: `positions` distinct positions
-      sampled (`sample_positions`) from `games` games of `policy` against itself; a `None`
-      policy takes every reachable live position (`all_positions`) instead. Positions already
-      taken by an earlier source are not repeated.
-    seed: seeds the games and the draws.
-    log: a `print`-like function for progress, or None.
-  """
-  rng = np.random.default_rng(seed)
-  key = jax.random.key(seed)
-  seen: set[bytes] = set()
-  parts = []
-  for index, (description, policy, num, num_games) in enumerate(sources):
-    start = time.time()
-    if policy is None:
-      moves, plies = all_positions(env)
-    else:
-      key, games_key = jax.random.split(key)
-      game_moves, lengths = jax.device_get(_play_games_jit(env, policy, num_games, games_key))
-      moves, plies = sample_positions(env, game_moves, lengths, num, rng, exclude=seen)
-    scores = label(env, moves, plies)
-    parts.append((moves, plies, scores, np.full(len(plies), index, np.int8)))
-    if log:
-      log(f"{description}: {len(plies)} positions in {time.time() - start:.0f} s")
-  moves, plies, scores, source = (np.concatenate(x) for x in zip(*parts))
-  return Positions(game=env.name, moves=moves, num_moves=plies, scores=scores, source=source,
-                   sources=tuple(s[0] for s in sources), seed=seed)
 
 
 # -- Metrics ---------------------------------------------------------------------------------------
@@ -328,10 +74,11 @@ def build_positions(env: base.Game, sources: Sequence[tuple[str, agents.Policy |
 
 def ply_ranges_of(env_or_name: base.Game | str,
                   positions: Positions | None = None) -> tuple[tuple[int, int], ...]:
-  """The game's `PLY_RANGES`, or four equal ranges over the positions' plies."""
-  name = env_or_name if isinstance(env_or_name, str) else env_or_name.name
-  if name in PLY_RANGES:
-    return PLY_RANGES[name]
+  """The game's `benchmark_ply_ranges`, or (none given) four equal ranges over the positions'
+  plies. A name is looked up in the registry (`Positions.game`)."""
+  game = games.game_class(env_or_name) if isinstance(env_or_name, str) else env_or_name
+  if game.benchmark_ply_ranges:
+    return tuple(game.benchmark_ply_ranges)
   top = int(positions.num_moves.max()) if positions is not None and len(positions) else 3
   edges = np.linspace(0, top + 1, 5).astype(int)
   return tuple((int(a), int(b) - 1) for a, b in zip(edges[:-1], edges[1:]) if b > a)
@@ -610,10 +357,9 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--all", action="store_true",
                       help="every reachable live position instead (small games)")
   parser.add_argument("--seed", type=int, default=0)
-  parser.add_argument("--out", default=None, help="the .npz file (default: DEFAULT_PATHS)")
+  parser.add_argument("--out", default=None,
+                      help=f"the .npz file (default: {BENCHMARK_DIR}/GAME.npz)")
   args = parser.parse_args(argv)
-  from azjax import games  # noqa: PLC0415
-
   env = games.make(args.game)
   if args.all:
     sources = [("every reachable live position", None, 0, 0)]
@@ -636,6 +382,16 @@ def main(argv: list[str] | None = None) -> None:
   summary = {name: int(np.sum(positions.source == i)) for i, name in enumerate(positions.sources)}
   print(json.dumps(summary, indent=1))
 
+
+__all__ = [
+    # The position sets (`azjax.solver_positions`).
+    "BENCHMARK_DIR", "DEFAULT_PATHS", "ILLEGAL", "Positions", "all_positions", "build_positions",
+    "label", "replay", "sample_positions",
+    # Scoring players on them.
+    "DRAW_BAND", "OVERALL_METRICS", "SolverBenchmark", "TABLE_HEADER", "evaluate_agent",
+    "evaluate_policy", "flatten", "main", "markdown_table", "move_metrics", "overall",
+    "play_vs_solver", "ply_ranges_of",
+]
 
 if __name__ == "__main__":
   main()

@@ -228,7 +228,7 @@ def test_step_is_the_base_wrapper(env):
 
 
 def test_every_hook_answers(env):
-  from azjax import alphabeta
+  from azjax import alphabeta, solver
   from azjax.config import Config
 
   start = env.init(jax.random.key(0))
@@ -282,6 +282,17 @@ def test_every_hook_answers(env):
       click = env.one_click_move(square)
       assert click is None or (frm is None and env.move_to_action(start, click)
                                == env.move_to_action(start, move))
+  # Perfect play: a solver's class or None, asked of the class (`solver.SOLVED_GAMES`); the
+  # benchmark's ply ranges follow each other from the start and end within a game.
+  solver_class = type(env).exact_solver()
+  assert (solver_class is not None) == (env.name in solver.SOLVED_GAMES)
+  assert solver_class is None or callable(solver_class)
+  ranges = env.benchmark_ply_ranges
+  assert isinstance(ranges, tuple)
+  if ranges:
+    assert ranges[0][0] == 0 and ranges[-1][1] < env.max_game_length
+    assert all(first <= last for first, last in ranges)
+    assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:]))
   # Configs: the options are Config fields, and a config's options build the game.
   # A tuple of Config fields, or a dict from Config fields to constructor arguments (Slider's
   # obstacles are its blocks: a config's blocks are the network's).
@@ -299,9 +310,6 @@ def test_paths_split_into_moves():
   assert games.make("breakthrough").move_path("a2a3") == ["a2a3"]
 
 
-# Files that keep a per-game table until their part of issue #17 aligns them (the solver's
-# SOLVED_GAMES and per-game settings); remove them from here then.
-NOT_YET_ALIGNED = ("azjax/solver.py", "azjax/solver_benchmark.py")
 # Files whose module-level code is configuration data (defaults, presets, the command table).
 DATA_FILES = ("azjax/config.py", "azjax/tdleaf.py", "azjax/cli/main.py")
 
@@ -324,7 +332,7 @@ def test_no_game_name_outside_its_game():
   for folder in ("azjax", "experiments"):
     for path in sorted((root / folder).rglob("*.py")):
       relative = path.relative_to(root).as_posix()
-      if relative.startswith("azjax/games/") or relative in NOT_YET_ALIGNED:
+      if relative.startswith("azjax/games/"):
         continue
       tree = ast.parse(path.read_text(), filename=relative)
       in_functions = set()

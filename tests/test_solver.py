@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import agents, arena, games, solver
+from azjax import agents, arena, games, solver, solver_positions
 from azjax import solver_benchmark as sb
 
 BITBULLY_REASON = f'the Connect Four solver needs bitbully: {solver.INSTALL_HINT}'
@@ -32,8 +32,8 @@ def play(env, moves):
 
 def random_games(env, num, seed):
   """Move lists of `num` uniformly random complete games."""
-  moves, lengths = jax.device_get(sb._play_games_jit(env, agents.random_policy, num,
-                                                     jax.random.key(seed)))
+  moves, lengths = jax.device_get(solver_positions._play_games_jit(
+      env, agents.random_policy, num, jax.random.key(seed)))
   return [list(m[:n]) for m, n in zip(moves, lengths)]
 
 

@@ -1,6 +1,7 @@
 """The solver benchmark: metrics on hand-made cases, the committed sets against the solver, a
 tiny network end to end, and the evaluate command's --solver mode."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import agents, games, nets, solver
+from azjax import agents, games, nets, solver, solver_positions
 from azjax import solver_benchmark as sb
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
@@ -95,8 +96,20 @@ def test_committed_connect_four_set_matches_the_solver():
   np.testing.assert_array_equal(np.bincount(positions.source), [500, 500])
   sample = positions.subset(np.random.default_rng(1).choice(len(positions), 12, replace=False))
   np.testing.assert_array_equal(solver.move_scores(env, sample.states(env)), sample.move_scores)
-  for lo, hi in sb.PLY_RANGES["connect_four"]:  # Every ply range is represented.
+  for lo, hi in env.benchmark_ply_ranges:  # Every ply range is represented.
     assert np.sum((positions.num_moves >= lo) & (positions.num_moves <= hi)) > 100
+
+
+def test_the_games_give_the_ply_ranges_and_the_sets():
+  tic_tac_toe = games.make("tic_tac_toe")
+  assert sb.ply_ranges_of(tic_tac_toe) == sb.ply_ranges_of("tic_tac_toe") == ((0, 2), (3, 5),
+                                                                             (6, 8))
+  # A game with no ranges of its own: four equal ranges over the positions' plies (1..8).
+  positions = dataclasses.replace(hand_made(), game="breakthrough")
+  assert sb.ply_ranges_of("breakthrough", positions) == ((0, 1), (2, 3), (4, 5), (6, 8))
+  # One committed set per solved game.
+  assert tuple(sb.DEFAULT_PATHS) == solver.SOLVED_GAMES == ("connect_four", "tic_tac_toe")
+  assert all((RESULTS.parent / path).exists() for path in sb.DEFAULT_PATHS.values())
 
 
 def test_built_sets_are_reproducible_distinct_and_live():
@@ -107,7 +120,7 @@ def test_built_sets_are_reproducible_distinct_and_live():
   np.testing.assert_array_equal(a.moves, b.moves)
   states = a.states(env)
   assert not np.asarray(states.terminated).any()
-  assert len(set(sb._position_keys(states))) == 30
+  assert len(set(solver_positions._position_keys(states))) == 30
   np.testing.assert_array_equal(np.asarray(states.step_count), a.num_moves)
 
 

@@ -152,12 +152,22 @@ class Game:
     (or ""), and `Config.validate` refuses the others when set. Default ().
   * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
     whether it is a king. Default: the convention in `azjax.render`'s docstring.
+  * `exact_solver() -> Callable[[], Solver] | None`, a classmethod (the registry asks the
+    class, without building a game): the class of the game's exact solver
+    (`azjax.solver.Solver`; `solver.for_game` builds it once), for the solver agent and the
+    labelled positions of `azjax.solver_benchmark`. `solver.SOLVED_GAMES` are the games with
+    one. Default None (not solved).
+  * `benchmark_ply_ranges: tuple[tuple[int, int], ...]`: the inclusive ply ranges (plies
+    played before the position) that `azjax.solver_benchmark` reports mistakes by, e.g.
+    ((0, 2), (3, 5), (6, 8)). Default () (four equal ranges over the positions' plies).
 
   Dependencies point one way: a game module imports jax, numpy and this module, never
-  `render`, `alphabeta`, `probe` or the OpenSpiel bridge. So the hooks return plain data and
-  pure functions: the style and concept types are defined here (`SvgStyle`, `Concept`), an
-  evaluation or concept function lives in its game's module, and the OpenSpiel game is named,
-  not loaded (the bridge loads it).
+  `render`, `alphabeta`, `probe`, the solver or the OpenSpiel bridge at import time. So the
+  hooks return plain data and pure functions: the style and concept types are defined here
+  (`SvgStyle`, `Concept`), an evaluation or concept function lives in its game's module, and
+  the OpenSpiel game is named, not loaded (the bridge loads it). The one exception is
+  `exact_solver`, which imports `azjax.solver` when called: the solvers live there, beside
+  the interface and the code that uses them.
   """
 
   name: str
@@ -291,6 +301,7 @@ class Game:
   svg_style: SvgStyle = CHECKERED_STYLE
   no_move_reason: str = ""
   config_options: tuple[str, ...] | dict[str, str] = ()
+  benchmark_ply_ranges: tuple[tuple[int, int], ...] = ()
 
   @property
   def rules_text(self) -> str:
@@ -360,6 +371,10 @@ class Game:
 
   def one_click_move(self, square: str) -> str | None:
     del square  # A click selects a piece; a second click on a target square moves it.
+    return None
+
+  @classmethod
+  def exact_solver(cls) -> Callable[[], Any] | None:
     return None
 
 

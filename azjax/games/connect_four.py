@@ -128,6 +128,16 @@ Connect Four (6 rows x 7 columns)
                             pieces=("#d62828", "#f7c948"), outlines=("#8c1a1a", "#a8841f"),
                             last_move="#72e0ff")
 
+  # About ten plies per range (a full board is ply 42).
+  benchmark_ply_ranges = ((0, 10), (11, 20), (21, 30), (31, 41))
+
+  @classmethod
+  def exact_solver(cls) -> type:
+    """BitBully (`azjax.solver.ConnectFourSolver`, the optional `bitbully` package)."""
+    from azjax import solver  # noqa: PLC0415  (solver imports the games: loaded on first use)
+
+    return solver.ConnectFourSolver
+
   def openspiel_game(self) -> tuple[str, dict]:
     return "connect_four", {}
 

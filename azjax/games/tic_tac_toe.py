@@ -68,6 +68,16 @@ Tic-tac-toe (3x3)
   svg_style = base.SvgStyle("grid", light="#ffffff", dark="#333333",
                             pieces=("#1c7ed6", "#e8590c"), outlines=("#1c7ed6", "#e8590c"))
 
+  # Three plies per range: the opening, the middle, the last moves (a full board is ply 9).
+  benchmark_ply_ranges = ((0, 2), (3, 5), (6, 8))
+
+  @classmethod
+  def exact_solver(cls) -> type:
+    """Memoized negamax (`azjax.solver.TicTacToeSolver`)."""
+    from azjax import solver  # noqa: PLC0415  (solver imports the games: loaded on first use)
+
+    return solver.TicTacToeSolver
+
   def openspiel_game(self) -> tuple[str, dict]:
     return "tic_tac_toe", {}
 

@@ -295,7 +295,10 @@ def stop_on_interrupt(log=print):
 def _progress(total: int | None, initial: int, desc: str | None):
   try:
     from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, unit="it", desc=desc, dynamic_ncols=True)
+    # disable=None: no bar when stderr is not a terminal, so a log file (`nohup ... > log`)
+    # gets the start and end lines rather than a carriage-return stream of updates.
+    return tqdm(total=total, initial=initial, unit="it", desc=desc, dynamic_ncols=True,
+                disable=None)
   except ImportError:  # pragma: no cover
     return None
 

@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--no-memory-check", action="store_true",
                       help="skip the device-memory estimate")
   add_compile_cache_options(parser)
-  parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+  parser.add_argument("--no-progress", action="store_true",
+                      help="no progress bar (there is none when stderr is not a terminal)")
   parser.add_argument("--distributed", action="store_true",
                       help="call jax.distributed.initialize() first (one process per host; "
                       "its arguments come from the cluster's environment)")

@@ -155,7 +155,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
   parser.add_argument("--devices", type=int, default=None,
                       help="split the batches over this many devices (default: all)")
   add_compile_cache_options(parser)
-  parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+  parser.add_argument("--no-progress", action="store_true",
+                      help="no progress bar (there is none when stderr is not a terminal)")
   parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
   parser.add_argument("--print-config", nargs="?", const="auto", default=None,
                       choices=("auto", "toml", "json"), metavar="FORMAT",

@@ -610,8 +610,9 @@ PRESETS: dict[str, Config] = {
     # Connect Four on 2 CPU cores, two hours: what made results/connect_four_cpu. Symmetry
     # augmentation, value targets half outcome and half search value, and 32 SGD steps an
     # iteration (replay ratio 4) halved its mistakes against perfect play at equal training
-    # time; games that start after up to 12 random moves halved them again, with a cosine
-    # learning rate over the 3400 iterations that two idle hours give (docs/efficiency.md).
+    # time; games that start after up to 12 random moves halved them again early in the run
+    # and cut them by a third at its end, with a cosine learning rate over the 3400
+    # iterations that two idle hours give (docs/efficiency.md).
     # solver_every draws the curve; --minutes 120 caps a slower machine's run.
     "connect_four": Config(
         game="connect_four", net="resnet", channels=32, blocks=3, simulations=16,

@@ -27,6 +27,8 @@ CURVES = {  # name -> (file, kind)
     "augment+mix+sgd32, rerun": (HERE / "rerun/metrics.jsonl", "metrics"),
     "+ random openings, cosine lr": (Path("results/connect_four_cpu/metrics.jsonl"),
                                                   "metrics"),
+    "the same with openings of up to 24 moves (20 min)": (HERE / "openings/k24/metrics.jsonl",
+                                                           "metrics"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 
@@ -73,7 +75,7 @@ def main() -> None:
     near = [min(points, key=lambda p: abs(p["iteration"] - m)) for m in marks]
     cells = [f"{100 * p['policy']:.1f} / {100 * p['search32']:.1f} ({p['minutes']:.0f} min"
              + ("" if p["iteration"] == m else f", it. {p['iteration']}") + ")"
-             for m, p in zip(marks, near)]
+             if abs(p["iteration"] - m) <= 100 else "" for m, p in zip(marks, near)]
     last = points[-1]
     cells.append(f"{100 * last['policy']:.1f} / {100 * last['search32']:.1f} "
                  f"(it. {last['iteration']}, {last['minutes']:.0f} min)")

@@ -319,7 +319,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   """The network's mistakes against perfect play (`azjax.solver_benchmark`)."""
   import json  # noqa: PLC0415
 
-  from azjax import checkpoint, solver_benchmark, tdleaf  # noqa: PLC0415
+  from azjax import checkpoint, solver, solver_benchmark, tdleaf  # noqa: PLC0415
 
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:
@@ -331,7 +331,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
     if path is None:
       raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
-                       "tic_tac_toe, connect_four)")
+                       f"{', '.join(solver.SOLVED_GAMES)})")
     positions = solver_benchmark.Positions.load(path)
     t0 = time.time()
     if tdleaf.is_run(args.checkpoint):

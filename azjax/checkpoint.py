@@ -32,7 +32,7 @@ from azjax import replay
 
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
-from azjax.config import CONFIG_FILE, read_config, write_atomic, write_config  # noqa: F401
+from azjax.config.files import CONFIG_FILE, read_config, write_config  # noqa: F401
 
 
 def committed_results_dirs() -> list[Path]:

@@ -7,28 +7,37 @@ time on it and runs trained side by side compare at equal wall-clock (and CPU) t
 
 >>> positions = solver_benchmark.Positions.load("results/solver_benchmark/connect_four.npz")
 >>> rows = solver_curve("runs/c4", positions, simulations=(0, 32))
->>> plot_curves({"baseline": rows}, "mistakes.png")
+>>> azjax.plots.plot_curves({"baseline": rows}, "mistakes.png")
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import jax
 import numpy as np
 
-from azjax import agents, checkpoint, solver_benchmark, tdleaf
-from azjax.config import write_atomic
+from azjax import agents, checkpoint, files, solver_benchmark, tdleaf
 
 
 def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
-  """`{iteration: (training seconds, self-play positions)}` from a run's metrics.jsonl."""
+  """`{iteration: (training seconds, self-play positions)}` from a run's metrics.jsonl.
+
+  Runs resumed before the seconds carried over across a resume restart their count at 0; such
+  a restart is added to the time before it, so the seconds never go back.
+  """
   path = Path(run_dir) / "metrics.jsonl"
-  rows = read_jsonl(path) if path.exists() else []
-  return {int(r["iteration"]): (float(r.get("seconds", 0.0)), int(r.get("positions", 0)))
-          for r in rows}
+  out, offset, last = {}, 0.0, 0.0
+  for row in files.read_jsonl(path) if path.exists() else []:
+    if row.get("seconds") in (None, ""):
+      continue
+    seconds = float(row["seconds"])
+    if seconds + offset < last:
+      offset = last
+    last = seconds + offset
+    out[int(row["iteration"])] = (last, int(row.get("positions", 0)))
+  return out
 
 
 def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
@@ -64,26 +73,6 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
   return rows
 
 
-def write_jsonl(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
-  path = Path(path)
-  path.parent.mkdir(parents=True, exist_ok=True)
-  write_atomic(path, "".join(json.dumps(dict(r)) + "\n" for r in rows))
-  return path
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-  """The rows of a JSONL file; a last line cut short by a crash is skipped."""
-  lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
-  rows = []
-  for number, line in enumerate(lines, 1):
-    try:
-      rows.append(json.loads(line))
-    except ValueError:
-      if number < len(lines):
-        raise ValueError(f"{path}, line {number}: not a JSON row") from None
-  return rows
-
-
 def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
                   positions: solver_benchmark.Positions, key: jax.Array | None):
   """`solver_curve` of a TD-Leaf run: its alpha-beta player ("alphabeta<depth>") at each
@@ -103,34 +92,3 @@ def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
     rows.append({"iteration": iteration, "minutes": round(secs / 60, 2), "positions": played,
                  **solver_benchmark.overall(results)})
   return rows
-
-
-def plot_curves(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: str | Path, *,
-                metric: str = "mistake_rate", x: str = "minutes") -> Path:
-  """Plots `metric` of every player of every run against `x` ("minutes" or "positions"): one
-  colour per run, a solid line for search and a dashed one for the raw policy."""
-  import matplotlib  # noqa: PLC0415
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # noqa: PLC0415
-
-  fig, ax = plt.subplots(figsize=(7, 4.5))
-  for color, (name, rows) in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"],
-                                 curves.items()):
-    players = sorted({k.split("/")[0] for r in rows for k in r if k.endswith("/" + metric)})
-    for player in players:
-      xs = np.array([r[x] for r in rows], float)
-      ys = np.array([r.get(f"{player}/{metric}", np.nan) for r in rows], float)
-      style = "--" if player == "policy" else "-"
-      label = f"{name}: {'raw policy' if player == 'policy' else player}"
-      ax.plot(xs, 100 * ys if metric.endswith("rate") else ys, style, marker=".", color=color,
-              label=label)
-  ax.set_xlabel("training minutes (wall clock)" if x == "minutes" else "self-play positions")
-  ax.set_ylabel(metric.replace("_", " ") + (" (%)" if metric.endswith("rate") else ""))
-  ax.grid(alpha=0.3)
-  ax.legend(fontsize=8)
-  fig.tight_layout()
-  path = Path(path)
-  path.parent.mkdir(parents=True, exist_ok=True)
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import checkpoint
+from azjax import checkpoint, files, plots
 from azjax.config import Config
 from azjax.evaluation import Evaluator
 from azjax.train import Trainer
@@ -89,7 +89,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[str]:
   writer = csv.writer(text)
   writer.writerow(fields)
   writer.writerows([[r.get(k, "") for k in fields] for r in rows])
-  checkpoint.write_atomic(path, text.getvalue())
+  files.write_atomic(path, text.getvalue())
   return fields
 
 
@@ -132,28 +132,10 @@ class MetricsWriter:
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-  """The rows of `run_dir/metrics.jsonl`, oldest first.
-
-  A last line that is not JSON (a crash in the middle of appending it) is skipped.
-
-  Raises:
-    ValueError: another line is not JSON (the message names the file and the line).
-  """
+  """The rows of `run_dir/metrics.jsonl`, oldest first (none without the file); a torn last
+  line is skipped (`azjax.files.read_jsonl`)."""
   path = Path(run_dir) / "metrics.jsonl"
-  if not path.exists():
-    return []
-  lines = path.read_text().splitlines()
-  rows = []
-  for number, line in enumerate(lines, 1):
-    if not line.strip():
-      continue
-    try:
-      rows.append(json.loads(line))
-    except ValueError:
-      if number == len(lines):
-        break
-      raise ValueError(f"{path}, line {number}: not a JSON row of metrics") from None
-  return rows
+  return files.read_jsonl(path) if path.exists() else []
 
 
 def prune_metrics(run_dir: Path, iteration: int) -> int:
@@ -172,72 +154,12 @@ def prune_metrics(run_dir: Path, iteration: int) -> int:
       text and not text.endswith("\n"))
   if len(kept) == len(rows) and not torn:
     return 0
-  checkpoint.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
+  files.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
   if kept:
     _write_csv(run_dir / "metrics.csv", kept)
   else:
     (run_dir / "metrics.csv").unlink(missing_ok=True)
   return len(rows) - len(kept)
-
-
-def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
-  """Labels a plot over self-play positions, writes it to `path` and closes it."""
-  import matplotlib.pyplot as plt
-  ax.set_xlabel("self-play positions")
-  ax.set_ylabel(ylabel)
-  ax.legend()
-  ax.set_title(title)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path
-
-
-def plot_run(run_dir: Path) -> list[Path]:
-  """Writes losses.png, winrate.png and mistakes.png (with `solver_every`) from metrics.jsonl;
-  returns their paths."""
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
-  run_dir = Path(run_dir)
-  rows = read_metrics(run_dir)
-  if not rows:
-    return []
-  out = []
-  x = np.array([r["positions"] for r in rows], dtype=float)
-  fig, ax = plt.subplots(figsize=(6, 4))
-  # Markers keep a short run's few points visible (a line needs two finite points).
-  marker = "o" if len(rows) <= 50 else None
-  for key in ("policy_loss", "value_loss"):
-    y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
-    ax.plot(x, y, marker=marker, markersize=3, label=key)
-  minutes = float(rows[-1].get("seconds", 0.0)) / 60
-  out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses "
-                     f"({minutes:.1f} min of training)", run_dir / "losses.png"))
-
-  evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
-  if evals:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    names = sorted({k for r in evals for k in r if k.startswith("eval/") and k.endswith("/score")})
-    for name in names:
-      pts = [(r["positions"], r[name], r.get(name.replace("/score", "/ci"), 0.0))
-             for r in evals if name in r]
-      px, py, pe = map(np.array, zip(*pts))
-      ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
-    ax.set_ylim(0, 1.02)
-    out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
-                       f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
-
-  scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
-  if scored:  # Mistakes against perfect play (solver_every), over training minutes.
-    from azjax import curves  # noqa: PLC0415
-
-    curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
-              **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
-             for r in scored]
-    out.append(curves.plot_curves({run_dir.name: curve}, run_dir / "mistakes.png"))
-  return out
 
 
 def eval_columns(results: dict[str, Any]) -> dict[str, float]:
@@ -518,7 +440,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
     runs[i].model_dir = checkpoint.save_model(runs[i].run_dir, variables(i))
   for run in runs:
     if run.writer is not None:
-      run.plots = plot_run(run.run_dir)
+      run.plots = plots.plot_run(run.run_dir, read_metrics(run.run_dir))
   later = step_seconds[1:]
   return LoopResult(state=state, iterations=it, stopped_by=stopped_by,
                     compile_seconds=round(compile_seconds, 2),

@@ -311,7 +311,8 @@ def test_paths_split_into_moves():
 
 
 # Files whose module-level code is configuration data (defaults, presets, the command table).
-DATA_FILES = ("azjax/config.py", "azjax/tdleaf.py", "azjax/cli/main.py")
+DATA_FILES = ("azjax/config/presets.py", "azjax/config/fields.py", "azjax/tdleaf.py",
+              "azjax/cli/main.py")
 
 
 def test_no_game_name_outside_its_game():
@@ -319,7 +320,7 @@ def test_no_game_name_outside_its_game():
 
   The rule, over the Python files of azjax/ and experiments/: a string literal whose whole value
   is a registered game's name (`"checkers"`, as in a dict key or an `env.name == ...` test) may
-  appear only in azjax/games/ (the games and the registry), in azjax/config.py outside its
+  appear only in azjax/games/ (the games and the registry), in azjax/config/ outside its
   functions (Config's defaults and the PRESETS: configurations are data; the same for
   azjax/tdleaf.py's Config and the command table of azjax/cli/main.py), and in a game's own
   entry script, experiments/<game>.py or azjax/cli/<game>.py (Slider's command). Prose that

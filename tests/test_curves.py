@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from azjax import curves, solver_benchmark
+from azjax import curves, files, solver_benchmark
 from azjax.cli import efficiency
 from azjax.config import Config
 from azjax.driver import train_and_evaluate
@@ -27,7 +27,7 @@ def test_solver_curve_of_every_snapshot(tmp_path):
   out = tmp_path / "curves"
   efficiency.main([f"tiny={run}", "--out", str(out), "--positions", str(path),
                    "--simulations", "0,4"])
-  rows = curves.read_jsonl(out / "tiny.jsonl")
+  rows = files.read_jsonl(out / "tiny.jsonl")
   metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
   assert [r["iteration"] for r in rows] == [2, 4]
   # Each row carries its snapshot's training time from the run's own metrics.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from azjax import curves, solver_benchmark
+from azjax import curves, files, plots, solver_benchmark
 from azjax.cli.common import command_line, prog
 
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     found = sorted(out.glob("*.jsonl"))
     if not found:
       parser.error(f"--replot: no *.jsonl in {out}")
-    by_run = {p.stem: curves.read_jsonl(p) for p in found}
+    by_run = {p.stem: files.read_jsonl(p) for p in found}
   else:
     if not args.runs:
       parser.error("name at least one NAME=RUN_DIR (or --replot)")
@@ -77,26 +77,20 @@ def main(argv: list[str] | None = None) -> None:
     by_run = {}
     for name, run_dir in parse_runs(args.runs).items():
       try:
-        from azjax import agents, tdleaf  # noqa: PLC0415
-        if tdleaf.is_run(run_dir):  # An alpha-beta player: its moves only.
-          env = tdleaf.Config.load(run_dir).make_env()
-        else:
-          _, env, _, _ = agents.load_network(str(run_dir))
-        path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
-        if path is None:
-          parser.error(f"{env.name}: no solver benchmark; pass --positions")
+        from azjax import agents  # noqa: PLC0415
+        path = solver_benchmark.positions_path(agents.run_game(run_dir).name, args.positions)
         positions = solver_benchmark.Positions.load(path)
         rows = curves.solver_curve(run_dir, positions, simulations=simulations,
                                    every=args.every)
       except (FileNotFoundError, ValueError) as err:
         parser.exit(2, f"error: {err}\n")
       by_run[name] = rows
-      print(f"{name}: {len(rows)} snapshots -> {curves.write_jsonl(rows, out / f'{name}.jsonl')}")
-  plots = [curves.plot_curves(by_run, out / "mistakes.png"),
-           curves.plot_curves(by_run, out / "mistakes_positions.png", x="positions")]
+      print(f"{name}: {len(rows)} snapshots -> {files.write_jsonl(rows, out / f'{name}.jsonl')}")
+  figures = [plots.plot_curves(by_run, out / "mistakes.png"),
+             plots.plot_curves(by_run, out / "mistakes_positions.png", x="positions")]
   table = out / "curves.md"
   table.write_text(f"`{command_line(parser.prog, argv)}`\n\n" + markdown(by_run))
-  print("wrote", ", ".join(str(p) for p in [*plots, table]))
+  print("wrote", ", ".join(str(p) for p in [*figures, table]))
 
 
 if __name__ == "__main__":

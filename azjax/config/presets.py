@@ -1,0 +1,100 @@
+"""The named presets: a configuration per game and machine, each what made a committed run
+(`results/`) or a smoke-size run for tests. Game names are data here (as in the per-game entry
+scripts)."""
+
+from __future__ import annotations
+
+import jax
+
+from azjax.config.fields import Config
+
+PRESETS: dict[str, Config] = {
+    # A smoke-size run, for tests.
+    "tiny": Config(),
+    "tic_tac_toe": Config(
+        game="tic_tac_toe", net="mlp", hidden=64, blocks=2, simulations=32, selfplay_batch=128,
+        selfplay_steps=9, buffer_size=16384, train_batch=256, sgd_steps=8, iterations=300,
+        eval_every=50, eval_games=100, eval_simulations=32, eval_mcts_simulations=100),
+    # Connect Four on 2 CPU cores, two hours: what made results/connect_four_cpu. Symmetry
+    # augmentation, value targets half outcome and half search value, and 32 SGD steps an
+    # iteration (replay ratio 4) halved its mistakes against perfect play at equal training
+    # time; games that start after up to 12 random moves halved them again early in the run
+    # and cut them by a third at its end, with a cosine learning rate over the 3400
+    # iterations that two idle hours give (docs/efficiency.md).
+    # solver_every draws the curve; --minutes 120 caps a slower machine's run.
+    "connect_four": Config(
+        game="connect_four", net="resnet", channels=32, blocks=3, simulations=16,
+        selfplay_batch=128, selfplay_steps=16, buffer_size=65536, train_batch=256,
+        sgd_steps=32, augment=True, value_target_mix=0.5, opening_moves=12,
+        lr_schedule="cosine", iterations=3400, minutes=120.0, eval_every=100, eval_games=64,
+        eval_simulations=32, eval_mcts_simulations=200, solver_every=50, checkpoint_every=50),
+    # Connect Four on one GPU: ResNet 128x6 in bfloat16, 1024 games at a time.
+    # The GPU presets check against few rollout-MCTS simulations during training: those
+    # simulations run one after another, each a whole random game, which is thousands of tiny
+    # sequential steps on an accelerator (checkers' first evaluation, 128 games against
+    # MCTS-200, outlasted a whole 8-minute budget on an H100 shared with another run).
+    # `experiments.evaluate` plays the strong opponents.
+    "connect_four_gpu": Config(
+        game="connect_four", net="resnet", channels=128, blocks=6, compute_dtype="bfloat16",
+        simulations=32, selfplay_batch=1024, selfplay_steps=32, buffer_size=1048576,
+        min_buffer=32768, train_batch=4096, sgd_steps=32, learning_rate=2e-3,
+        iterations=100000, minutes=9.0, eval_every=50, eval_games=128, eval_simulations=32,
+        eval_mcts_simulations=200, checkpoint_every=50),
+    # Breakthrough 6x6 on 2 CPU cores within about 15 minutes.
+    "breakthrough_cpu": Config(
+        game="breakthrough", rows=6, cols=6, net="resnet", channels=32, blocks=3,
+        policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
+        buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
+        iterations=10000, minutes=15.0, eval_every=75, eval_games=64, eval_simulations=32,
+        eval_mcts_simulations=200, checkpoint_every=25),
+    # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
+    "breakthrough_gpu": Config(
+        game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,
+        policy_head="conv", compute_dtype="bfloat16", simulations=32, selfplay_batch=1024,
+        selfplay_steps=32, buffer_size=1048576, min_buffer=32768, train_batch=4096,
+        sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=20,
+        eval_games=128, eval_simulations=32, eval_mcts_simulations=200, checkpoint_every=10),
+    # Slider 5x5 with the course's random blocks, on 2 CPU cores (azjax.cli.slider compares it
+    # with TD-Leaf). No training-time evaluation: rollout MCTS games can last thousands of
+    # plies here; the comparison plays alpha-beta with the hand-written evaluation instead.
+    "slider_cpu": Config(
+        game="slider", size=5, obstacles="random", net="resnet", channels=32, blocks=3,
+        simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
+        train_batch=256, sgd_steps=32, value_target_mix=0.5, iterations=100000, minutes=60.0,
+        eval_every=0, checkpoint_every=25),
+    "checkers_cpu": Config(
+        game="checkers", net="resnet", channels=32, blocks=3, policy_head="conv",
+        simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
+        min_buffer=1024, train_batch=256, sgd_steps=16, iterations=10000, minutes=15.0,
+        eval_every=20, eval_games=64, eval_simulations=32, eval_mcts_simulations=100),
+    "checkers_gpu": Config(
+        game="checkers", net="resnet", channels=128, blocks=6, policy_head="conv",
+        compute_dtype="bfloat16", simulations=32, selfplay_batch=1024, selfplay_steps=32,
+        buffer_size=1048576, min_buffer=32768, train_batch=4096, sgd_steps=32,
+        learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=50, eval_games=64,
+        eval_simulations=32, eval_mcts_simulations=50, checkpoint_every=50),
+}
+
+
+def has_accelerator() -> bool:
+  return jax.default_backend() in ("gpu", "tpu")
+
+
+def resolve_preset_name(name: str, game: str | None = None) -> str:
+  """"auto" becomes `<game>_gpu` with an accelerator, else `<game>_cpu` (or just `<game>`)."""
+  if name != "auto":
+    return name
+  if game is None:
+    raise ValueError("preset 'auto' needs a game")
+  suffix = "gpu" if has_accelerator() else "cpu"
+  return f"{game}_{suffix}" if f"{game}_{suffix}" in PRESETS else game
+
+
+def preset(name: str, game: str | None = None) -> Config:
+  """The preset `name` (see `resolve_preset_name` for "auto")."""
+  name = resolve_preset_name(name, game)
+  if name not in PRESETS:
+    raise ValueError(f"unknown preset {name!r}; available: auto, {', '.join(PRESETS)}")
+  return PRESETS[name]
+
+

@@ -1,0 +1,62 @@
+"""Small file helpers every layer uses: atomic writes and JSONL tables of rows."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> Path:
+  """Writes `text` to `path` through a temporary file and a rename, so that a crash, a full
+  disk or a reader at the same moment sees the old file or the new one, never half of one."""
+  path = Path(path)
+  tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+  try:
+    with open(tmp, "w") as f:
+      f.write(text)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  finally:
+    tmp.unlink(missing_ok=True)
+  return path
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+  """The rows of a JSONL file, oldest first; a last line cut short by a crash (in the middle
+  of appending it) is skipped.
+
+  Raises:
+    ValueError: another line is not JSON (the message names the file and the line).
+  """
+  lines = Path(path).read_text().splitlines()
+  rows = []
+  for number, line in enumerate(lines, 1):
+    if not line.strip():
+      continue
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      if number == len(lines):
+        break
+      raise ValueError(f"{path}, line {number}: not a JSON row") from None
+  return rows
+
+
+def write_jsonl(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path:
+  """Writes `rows`, one JSON object a line, atomically (creating the folder)."""
+  path = Path(path)
+  path.parent.mkdir(parents=True, exist_ok=True)
+  return write_atomic(path, "".join(json.dumps(dict(r)) + "\n" for r in rows))
+
+
+def append_jsonl(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path:
+  """Appends `rows` to a JSONL file (creating it and its folder); a crash can only tear the
+  last line, which `read_jsonl` skips."""
+  path = Path(path)
+  path.parent.mkdir(parents=True, exist_ok=True)
+  with open(path, "a") as f:
+    f.write("".join(json.dumps(dict(r)) + "\n" for r in rows))
+  return path

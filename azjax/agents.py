@@ -39,6 +39,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import os
 from typing import Any, Callable
 
 import jax
@@ -475,6 +476,21 @@ KINDS["human"] = Kind("human", "a person at the board (play only)", plays="human
 
 
 # -- Trained agents --------------------------------------------------------------------------------
+
+
+def run_game(run_dir: str | os.PathLike) -> base.Game:
+  """The game a run directory plays, with its options (a Slider size, a Breakthrough board):
+  a TD-Leaf run's (`tdleaf.json`) or an AlphaZero run's (`config.json`). Loads no weights.
+
+  Raises:
+    FileNotFoundError: the directory is neither kind of run.
+  """
+  from azjax import checkpoint, games, tdleaf
+
+  if tdleaf.is_run(run_dir):
+    return tdleaf.Config.load(run_dir).make_env()
+  config = checkpoint.read_config(run_dir)
+  return games.make(config.game, **config.game_kwargs())
 
 
 def load_network(run_dir: str, *, compute_dtype: str | None = None):

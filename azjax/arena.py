@@ -135,6 +135,19 @@ class MatchResult:
             f"| {self.draws} | {self.losses} | {wdl(self.first)} | {wdl(self.second)} "
             f"| {self.score:.3f} | [{low:.3f}, {high:.3f}] | {self.elo:+.0f} |")
 
+  def to_row(self) -> dict[str, Any]:
+    """This result as a JSON row (`from_row` reads it back), with its score and interval."""
+    low, high = self.interval
+    return {**dataclasses.asdict(self), "first": list(self.first), "second": list(self.second),
+            "score": self.score, "low": low, "high": high}
+
+  @classmethod
+  def from_row(cls, row: dict[str, Any]) -> "MatchResult":
+    """The result a `to_row` row holds (its other keys, such as the score, are ignored)."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in row.items() if k in fields}
+    return cls(**{**values, "first": tuple(values["first"]), "second": tuple(values["second"])})
+
   def __str__(self) -> str:
     low, high = self.interval
     text = (f"{self.game}: {self.agent_a} vs {self.agent_b}: {self.num_games} games, "

@@ -25,7 +25,6 @@ from azjax.evaluation import SolverEvaluator
 from azjax.loop import (  # noqa: F401
   METRICS_FILES,
   NaNLossError,
-  plot_run,
   prune_metrics,
   read_metrics,
   stop_on_interrupt,

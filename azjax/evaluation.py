@@ -7,7 +7,6 @@ match compiles once per opponent and every later evaluation reuses it.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -69,19 +68,13 @@ class SolverEvaluator:
 
   def __init__(self, trainer: Any, positions_path: str | None = None):
     config, game = trainer.config, trainer.game
-    path = positions_path or solver_benchmark.DEFAULT_PATHS.get(game.name)
-    if path is None:
-      raise ValueError(f"config solver_every={config.solver_every}: {game.name} has no solver "
-                       f"benchmark (games with one: {', '.join(solver_benchmark.DEFAULT_PATHS)})")
-    # The committed sets live in the repository's results/: found from any working directory
-    # of a source checkout.
-    repository = Path(__file__).resolve().parents[1]
-    if not Path(path).exists() and (repository / path).exists():
-      path = str(repository / path)
-    if not Path(path).exists():
-      raise FileNotFoundError(f"config solver_every: the solver benchmark {path} does not "
-                              "exist (it ships with a source checkout of azjax, in results/; "
-                              "--set solver_every=0 turns the scoring off)")
+    try:
+      path = solver_benchmark.positions_path(game.name, positions_path)
+    except ValueError as err:
+      raise ValueError(f"config solver_every={config.solver_every}: {err}") from None
+    except FileNotFoundError as err:
+      raise FileNotFoundError(f"config solver_every: {err} (--set solver_every=0 turns the "
+                              "scoring off)") from None
     search = config.search_config(evaluation=True)
     self.bench = solver_benchmark.SolverBenchmark(
         game, trainer.model, solver_benchmark.Positions.load(path),

@@ -62,6 +62,7 @@ from azjax.solver_positions import (
   all_positions,
   build_positions,
   label,
+  positions_path,
   replay,
   sample_positions,
 )
@@ -386,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
 __all__ = [
     # The position sets (`azjax.solver_positions`).
     "BENCHMARK_DIR", "DEFAULT_PATHS", "ILLEGAL", "Positions", "all_positions", "build_positions",
-    "label", "replay", "sample_positions",
+    "label", "positions_path", "replay", "sample_positions",
     # Scoring players on them.
     "DRAW_BAND", "OVERALL_METRICS", "SolverBenchmark", "TABLE_HEADER", "evaluate_agent",
     "evaluate_policy", "flatten", "main", "markdown_table", "move_metrics", "overall",

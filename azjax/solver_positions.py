@@ -37,6 +37,28 @@ BENCHMARK_DIR = "results/solver_benchmark"
 DEFAULT_PATHS = {name: f"{BENCHMARK_DIR}/{name}.npz" for name in solver.SOLVED_GAMES}
 
 
+def positions_path(game: str, path: str | None = None) -> str:
+  """The labelled positions to score `game` on: `path`, else the game's committed set
+  (`DEFAULT_PATHS`), found from any working directory of a source checkout.
+
+  Raises:
+    ValueError: no `path` and the game has no committed set.
+    FileNotFoundError: the file does not exist.
+  """
+  if path is None:
+    if game not in DEFAULT_PATHS:
+      raise ValueError(f"{game} has no solver benchmark (solved games: "
+                       f"{', '.join(DEFAULT_PATHS)}); pass the positions file")
+    path = DEFAULT_PATHS[game]
+    repository = Path(__file__).resolve().parents[1]
+    if not Path(path).exists() and (repository / path).exists():
+      path = str(repository / path)
+  if not Path(path).exists():
+    raise FileNotFoundError(f"the solver benchmark {path} does not exist (the committed sets "
+                            f"ship with a source checkout of azjax, in {BENCHMARK_DIR}/)")
+  return path
+
+
 # -- Positions -------------------------------------------------------------------------------------
 
 

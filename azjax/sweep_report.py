@@ -9,12 +9,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
+from azjax import plots
 from azjax.loop import read_metrics
 
 if TYPE_CHECKING:
@@ -164,90 +164,6 @@ def write_summary(sweep_dir: Path, results: Sequence[RunResult], timings: Sequen
             "`final.png`; each run's own metrics, plots and checkpoints: `<run>/`.", ""]
   md_path = sweep_dir / "summary.md"
   md_path.write_text("\n".join(lines))
-  return [csv_path, md_path] + plot_sweep(sweep_dir, results, order, opponents)
-
-
-def _smooth(y: np.ndarray, width: int) -> np.ndarray:
-  """Centered moving average that ignores NaNs (the iterations before training starts)."""
-  if width <= 1:
-    return y
-  ok = np.isfinite(y)
-  kernel = np.ones(width)
-  num = np.convolve(np.where(ok, y, 0.0), kernel, mode="same")
-  den = np.convolve(ok.astype(float), kernel, mode="same")
-  with np.errstate(invalid="ignore", divide="ignore"):
-    return np.where(ok, num / den, np.nan)
-
-
-def plot_sweep(sweep_dir: Path, results: Sequence[RunResult], order: Sequence[str],
-               opponents: Sequence[str]) -> list[Path]:
-  """curves.png (losses and scores over positions: mean over seeds, min-max band) and final.png
-  (each setting's pooled final score with its 95% interval, and each seed's)."""
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
-  colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-  colour = {s: colours[i % len(colours)] for i, s in enumerate(order)}
-  panels = [("policy_loss", "policy loss"), ("value_loss", "value loss")] + [
-      (f"eval/{o}/score", f"score vs {o}") for o in opponents]
-  fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
-  for setting in order:
-    runs = [read_metrics(r.run_dir) for r in results if r.run.setting == setting]
-    for ax, (key, label) in zip(axes[0], panels):
-      curves = []
-      for rows in runs:
-        pts = [(r["positions"], r[key]) for r in rows if key in r and r[key] is not None]
-        if pts:
-          curves.append(dict(pts))
-      if not curves:
-        continue
-      # Runs of one setting share their x values (same batch sizes, same iterations).
-      xs = sorted(set().union(*curves))
-      ys = np.array([[c.get(x, np.nan) for x in xs] for c in curves], dtype=float)
-      if not key.startswith("eval/"):
-        ys = np.stack([_smooth(y, max(1, len(xs) // 25)) for y in ys])
-      with warnings.catch_warnings():  # All-NaN columns (before training starts) are fine.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean, low, high = np.nanmean(ys, 0), np.nanmin(ys, 0), np.nanmax(ys, 0)
-      marker = "o" if key.startswith("eval/") else None
-      ax.plot(xs, mean, color=colour[setting], marker=marker, ms=3, label=setting)
-      if len(curves) > 1:
-        ax.fill_between(xs, low, high, color=colour[setting], alpha=0.2, lw=0)
-  for ax, (key, label) in zip(axes[0], panels):
-    ax.set_xlabel("self-play positions (per run)")
-    ax.set_title(label)
-    if key.startswith("eval/"):
-      ax.set_ylim(-0.02, 1.02)
-  axes[0][-1].legend(fontsize=7, loc="lower right")
-  fig.suptitle(f"{sweep_dir.name}: mean over seeds, band = lowest to highest seed", fontsize=10)
-  fig.tight_layout()
-  curves_path = sweep_dir / "curves.png"
-  fig.savefig(curves_path, dpi=100)
-  plt.close(fig)
-  out = [curves_path]
-  if opponents:
-    fig, axes = plt.subplots(1, len(opponents), figsize=(5 * len(opponents),
-                                                         1.2 + 0.45 * len(order)), squeeze=False)
-    for ax, o in zip(axes[0], opponents):
-      pooled = pool(results, o)
-      for y, setting in enumerate(order):
-        p = pooled[setting]
-        if not p.games:
-          continue
-        low, high = p.interval
-        ax.errorbar([p.score], [y], xerr=[[p.score - low], [high - p.score]], fmt="o",
-                    color=colour[setting], capsize=4)
-        ax.scatter(p.seed_scores, [y] * len(p.seed_scores), marker="|", s=120,
-                   color=colour[setting], alpha=0.7)
-      ax.set_yticks(range(len(order)), [f"{i + 1}. {s}" for i, s in enumerate(order)],
-                    fontsize=8)
-      ax.set_ylim(len(order) - 0.5, -0.5)  # Best on top.
-      ax.set_xlim(-0.02, 1.02)
-      ax.set_xlabel(f"final score vs {o} (95% CI; ticks: seeds)")
-    fig.tight_layout()
-    final_path = sweep_dir / "final.png"
-    fig.savefig(final_path, dpi=100)
-    plt.close(fig)
-    out.append(final_path)
-  return out
+  metrics = {s: [read_metrics(r.run_dir) for r in results if r.run.setting == s] for s in order}
+  pooled = {o: pool(results, o) for o in opponents}
+  return [csv_path, md_path] + plots.plot_sweep(sweep_dir, metrics, pooled)

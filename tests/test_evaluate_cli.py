@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from azjax import driver
+from azjax import driver, files, ladder, plots, tournament
 from azjax.cli import evaluate
 from azjax.config import Config
 
@@ -31,9 +31,9 @@ def _error(capsys, argv) -> str:
 
 
 def test_ladder_rungs():
-  assert evaluate.ladder_rungs(10, 20480) == [10 * 2**k for k in range(12)]
-  assert evaluate.ladder_rungs(2, 9) == [2, 4, 8]
-  assert evaluate.ladder_rungs(5, 5) == [5]
+  assert ladder.rungs(10, 20480) == [10 * 2**k for k in range(12)]
+  assert ladder.rungs(2, 9) == [2, 4, 8]
+  assert ladder.rungs(5, 5) == [5]
 
 
 def test_ladder_writes_table_and_plot(run_dir, capsys):
@@ -51,17 +51,28 @@ def test_ladder_writes_table_and_plot(run_dir, capsys):
   assert text.count("average score") == 2
   png = (run_dir / "ladder.png").read_bytes()
   assert png.startswith(b"\x89PNG") and len(png) > 1000
+  # The tables are rendered from matches.jsonl, which --ladder-plot reads back.
+  rows = [r for r in files.read_jsonl(run_dir / "matches.jsonl") if r["mode"] == "ladder"]
+  assert sorted(r["rung"] for r in rows) == [2, 2, 4, 4, 8, 8]
+  assert all(r["wins"] + r["draws"] + r["losses"] == 4 for r in rows)
+  played = ladder.ladder_rows(rows)
+  assert [rung for rung, _ in played[rows[0]["player"]]] == [2, 4, 8]
+  evaluate.main(["--checkpoint", str(run_dir), "--ladder-plot", str(run_dir / "all.png")])
+  assert "average score" in capsys.readouterr().out
+  assert (run_dir / "all.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_ladder_plot_joins_the_pieces_of_a_ladder(tmp_path, capsys):
-  header = evaluate.LADDER_HEADER
+  header = ladder.HEADER
   (tmp_path / "eval.md").write_text(
       f"`first command`\n\n{header}\n| net | 10 | 4 | 4 | 0 | 0 | 1.000 | [0.5, 1.0] | 3 |\n"
       "| control | 10 | 4 | 1 | 2 | 1 | 0.500 | [0.2, 0.8] | 1 |\n| net | 20 | 4 | 0 | 0 | 4 "
       "| 0.000 | [0.0, 0.5] | 3 |\n\n- net: average score 0.500\n\n"
       f"`second command`\n\n{header}\n| net | 20 | 4 | 2 | 2 | 0 | 0.750 | [0.3, 0.9] | 5 |\n"
       "| net | 40 | 4 | 1 | 0 | 3 | 0.250 | [0.1, 0.7] | 9 |\n")
-  assert evaluate.read_ladders((tmp_path / "eval.md").read_text()) == {
+  found = ladder.read_markdown_ladders((tmp_path / "eval.md").read_text())
+  assert {player: {rung: (r.wins, r.draws, r.losses) for rung, r in played}
+          for player, played in found.items()} == {
       "net": {10: (4, 0, 0), 20: (2, 2, 0), 40: (1, 0, 3)}, "control": {10: (1, 2, 1)}}
   evaluate.main(["--checkpoint", str(tmp_path), "--ladder-plot", str(tmp_path / "all.png")])
   out = capsys.readouterr().out
@@ -176,7 +187,7 @@ def test_ladder_plot_of_perfect_scores(tmp_path):
   perfect = arena.MatchResult(agent_a="a", agent_b="b", game="g", wins=10, draws=0, losses=0,
                               first=(5, 0, 0), second=(5, 0, 0))
   low, high = perfect.interval
-  path = evaluate.plot_ladder({"a": [(10, perfect), (20, perfect)]}, tmp_path / "l.png")
+  path = plots.plot_ladder({"a": [(10, perfect), (20, perfect)]}, tmp_path / "l.png")
   assert path.read_bytes().startswith(b"\x89PNG") and high <= 1.0
 
 
@@ -195,17 +206,17 @@ def test_opponent_specs():
   from azjax import agents, games
 
   env = games.make("tic_tac_toe")
-  assert evaluate.parse_opponent(env, "mcts:100").name == "mcts-100"
-  assert evaluate.parse_opponent(env, "alphabeta:2").name == "alphabeta-d2"
-  assert evaluate.parse_opponent(env, "random").name == "random"
-  assert evaluate.parse_opponent(env, "solver").name == "solver"
-  assert evaluate.parse_opponent(env, "openspiel-mcts") == evaluate.OpenSpielMCTS(1000)
-  assert evaluate.parse_opponent(env, "openspiel-mcts:64") == evaluate.OpenSpielMCTS(64)
+  assert tournament.parse_opponent(env, "mcts:100").name == "mcts-100"
+  assert tournament.parse_opponent(env, "alphabeta:2").name == "alphabeta-d2"
+  assert tournament.parse_opponent(env, "random").name == "random"
+  assert tournament.parse_opponent(env, "solver").name == "solver"
+  assert tournament.parse_opponent(env, "openspiel-mcts") == tournament.OpenSpielMCTS(1000)
+  assert tournament.parse_opponent(env, "openspiel-mcts:64") == tournament.OpenSpielMCTS(64)
   for spec in ("human", "az:8", "policy"):
     with pytest.raises(ValueError, match="cannot be an opponent here; use one of: random, mcts"):
-      evaluate.parse_opponent(env, spec)
+      tournament.parse_opponent(env, spec)
   with pytest.raises(ValueError, match="unknown player 'bogus'; kinds: random"):
-    evaluate.parse_opponent(env, "bogus")
+    tournament.parse_opponent(env, "bogus")
   text = evaluate.build_parser().format_help()
-  for kind in evaluate.OPPONENT_KINDS:
+  for kind in tournament.OPPONENT_KINDS:
     assert agents.KINDS[kind].help_line() in text

@@ -23,7 +23,7 @@ import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import chex, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import PartitionSpec as P
-from azjax import sharding, sweep, train
+from azjax import loop, sharding, sweep, train
 from azjax.config import Config
 assert len(jax.devices()) == 8, jax.devices()
 CONFIG = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
@@ -103,7 +103,7 @@ for _ in range(2):
   states, metrics = program.iteration(states, hyper)
 assert states.selfplay.buffer.observation.sharding.spec == P("configs", None, "data")
 alone, _ = train_alone(CONFIG, 2)
-chex.assert_trees_all_close(sweep.unstack(states.params, 0), alone.params, atol=1e-5, rtol=1e-4)
+chex.assert_trees_all_close(loop.unstack(states.params, 0), alone.params, atol=1e-5, rtol=1e-4)
 print("ok")
 """
 

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import agents, games, nets, solver, solver_positions
+from azjax import agents, games, nets, solver, solver_positions, tournament
 from azjax import solver_benchmark as sb
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
@@ -185,4 +185,4 @@ def test_evaluate_solver_mode(tmp_path):
   assert set(report["metrics"]) == {"policy", "search2"}
   with pytest.raises(SystemExit):  # Several counts are for --solver only.
     evaluate.main(["--checkpoint", str(RESULTS / "tic_tac_toe"), "--simulations", "2,4"])
-  assert evaluate.parse_opponent(games.make("tic_tac_toe"), "solver:0").name == "solver-r0"
+  assert tournament.parse_opponent(games.make("tic_tac_toe"), "solver:0").name == "solver-r0"

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import checkpoint, sweep, train
+from azjax import checkpoint, memory, sweep, sweep_time, train
 from azjax.config import Config
 
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
@@ -71,7 +71,7 @@ def test_batched_keys_share_a_group_shape_keys_do_not():
 
 def test_a_grid_too_big_for_memory_stops_before_compiling():
   grid = {"learning_rate": [1e-3, 3e-4, 1e-4]}
-  estimate = sweep.estimate_memory(train.Trainer.create(TINY))
+  estimate = memory.estimate_memory(train.Trainer.create(TINY))
   assert estimate.replay >= TINY.buffer_size * 9 * 4  # At least the observations.
   limit = int(estimate.per_device(1) * 2.5)  # Room for two runs (at 90%), not three.
   with pytest.raises(ValueError, match="3 runs vmapped.*more than 90%.*--max-vmap 2"):
@@ -114,23 +114,23 @@ def test_time_estimate_from_a_recorded_sweep(tmp_path):
                    "stopped_by": "iterations"}]}))
   (tmp_path / "broken").mkdir()
   (tmp_path / "broken" / "sweep.json").write_text("{")  # Skipped.
-  records = sweep.recorded_timings([tmp_path])
+  records = sweep_time.recorded_timings([tmp_path])
   assert len(records) == 1
-  estimate = sweep.estimate_time(group, None, records)
+  estimate = sweep_time.estimate_time(group, None, records)
   assert estimate.seconds == 30 + TINY.iterations * 0.5 and not estimate.at_most
   assert f"{TINY.iterations} iterations x 0.5 s + 30 s compiling, as recorded in " \
-      f"{recorded}, group 1" in sweep.describe_time(estimate)
+      f"{recorded}, group 1" in sweep_time.describe_time(estimate)
   # Longer, with other evaluations: the same time per iteration; a budget caps it.
   longer = dataclasses.replace(TINY, iterations=1000, eval_every=5, minutes=2.0)
   (group,) = sweep.group_runs(sweep.expand(longer, {"learning_rate": ["1e-3", "3e-3"]}))
-  assert sweep.estimate_time(group, None, records).seconds == 30 + 120
-  assert "the 2-minute budget + 30 s compiling" in sweep.describe_time(
-      sweep.estimate_time(group, None, records))
+  assert sweep_time.estimate_time(group, None, records).seconds == 30 + 120
+  assert "the 2-minute budget + 30 s compiling" in sweep_time.describe_time(
+      sweep_time.estimate_time(group, None, records))
   # Another structure, or another number of runs: nothing recorded.
   (group,) = sweep.group_runs(sweep.expand(TINY, {"learning_rate": ["1e-3"]}))
-  unknown = sweep.estimate_time(group, None, records)
+  unknown = sweep_time.estimate_time(group, None, records)
   assert unknown.seconds is None and "up to 4 iterations" in unknown.basis
-  assert sweep.describe_total([estimate, unknown]).startswith(
+  assert sweep_time.describe_total([estimate, unknown]).startswith(
       "time: unknown (2 groups one after another; no minutes budget and no recorded time for "
       "group 2; the others ~32 s)")
 

@@ -24,6 +24,11 @@ its command, and the metrics as `FILE.json` beside it.
 `--opponents solver` plays the perfect solver itself (random among the moves that keep its
 result for its first two moves).
 
+Every match of every mode is also appended to `<out>/matches.jsonl`, a JSON row each
+(`azjax.tournament.match_row`): the record the tables are rendered from. The modes' logic is
+in the library (`azjax.tournament`, `azjax.ladder`, `azjax.plots`); this module is its command
+line.
+
 Three other modes:
 
     azjax evaluate --checkpoint DIR --ladder [--ladder-min 10 --ladder-max 20480]
@@ -38,32 +43,30 @@ pieces (`--ladder-max 640` in one process, `--ladder-min 1280` in another) is dr
 
     azjax evaluate --checkpoint DIR --ladder-plot DIR/ladder_all.png
 
-which reads every ladder table in `DIR/eval.md` (the plot only uses each rung's W/D/L).
+which reads every ladder match in `DIR/matches.jsonl` (or, for a run evaluated before that
+file existed, the ladder tables of its `eval.md`).
 
     azjax evaluate --checkpoint DIR --progress [--opponents random,mcts:200]
 
 the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
 each plays the `--opponents` anchors (which also play each other) and the snapshot before it,
-one maximum-likelihood fit
-rates them all, and `DIR/progress.png` plots Elo over training minutes. The snapshots play
-stochastically here (raw policy: sampled; search: Gumbel noise at the root), else two of them
-would repeat the same two games.
+one maximum-likelihood fit rates them all, and `DIR/progress.png` plots Elo over training
+minutes. The snapshots play stochastically here (raw policy: sampled; search: Gumbel noise at
+the root), else two of them would repeat the same two games.
 
     azjax evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
 a round robin: each item is a run directory (loaded with `--simulations`, `--raw-policy` or
 `--alphabeta`) or an opponent spec (random, mcts:<simulations>, alphabeta:<depth>, solver; see
-`--help`);
-`--checkpoint`, if given, joins the pool first. Every pair plays `--games` games; the Elo fit
-(anchored at "random" if present, else the first agent), its intervals and the pairwise score
-matrix are printed and appended to the `eval.md` of the first run directory (`--game` names
-the game when no item is a run directory; the tables are then only printed).
+`--help`); `--checkpoint`, if given, joins the pool first. Every pair plays `--games` games;
+the Elo fit (anchored at "random" if present, else the first agent), its intervals and the
+pairwise score matrix are printed and appended to the `eval.md` of the first run directory
+(`--game` names the game when no item is a run directory; the tables are then only printed).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -71,68 +74,8 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import agents, arena
+from azjax import agents, arena, checkpoint, curves, files, ladder, plots, tournament
 from azjax.cli.common import command_line, prog
-
-CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
-
-
-@dataclasses.dataclass(frozen=True)
-class OpenSpielMCTS:
-  """OpenSpiel's C++ rollout MCTS as an opponent (one bot per game, on the host), or
-  as the ladder's control on the OpenSpiel engine (`label="control"`)."""
-
-  simulations: int
-  label: str = ""
-
-  @property
-  def name(self) -> str:
-    name = f"openspiel-mcts{self.simulations}"
-    return f"{self.label} ({name})" if self.label else name
-
-
-# The kinds an opponent may be (`azjax.agents.KINDS`): the baselines, played by azjax or by
-# OpenSpiel; a network plays as --checkpoint or as a --pool run directory.
-OPPONENT_KINDS = tuple(k for k in agents.kinds("jax", "openspiel") if not agents.KINDS[k].network)
-
-
-def parse_opponent(env, spec: str) -> agents.Agent | OpenSpielMCTS:
-  """The opponent of a player spec (`azjax.agents.parse_spec`: "random", "mcts:200",
-  "alphabeta:2", "solver", ...): an azjax agent, or for "openspiel-mcts:<simulations>"
-  OpenSpiel's bot, played on the host (see `play`).
-
-  Raises:
-    ValueError: for a bad spec, or a kind that cannot be an opponent here (the message lists
-      those that can).
-  """
-  parsed = agents.parse_spec(spec)
-  if parsed.kind not in OPPONENT_KINDS:
-    raise ValueError(f"opponent {spec!r} ({parsed.info.summary}) cannot be an opponent here; "
-                     f"use one of: {', '.join(OPPONENT_KINDS)}")
-  if parsed.info.plays == "openspiel":
-    return OpenSpielMCTS(parsed.number())
-  return agents.build(parsed, env)
-
-
-def play(env, player: agents.Agent | OpenSpielMCTS, opponent: agents.Agent | OpenSpielMCTS,
-         games: int, key: jax.Array) -> arena.MatchResult:
-  """A colour-balanced match: batched in JAX, or side by side against OpenSpiel's bots (or,
-  OpenSpiel's bot against another, for the ladder's control on the OpenSpiel engine)."""
-  if isinstance(player, OpenSpielMCTS) or isinstance(opponent, OpenSpielMCTS):
-    from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
-
-    seed = int(jax.random.randint(key, (), 0, 2**30))
-    if isinstance(player, OpenSpielMCTS):
-      if not isinstance(opponent, OpenSpielMCTS):
-        raise ValueError("play: an OpenSpiel player needs an OpenSpiel opponent")
-      return openspiel_bridge.match_bots(
-          env, openspiel_bridge.openspiel_mcts_factory(player.simulations),
-          openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games, seed,
-          name_a=player.name, name_b=opponent.name)
-    return openspiel_bridge.match_vs_openspiel(
-        env, player, openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games,
-        seed, bot_name=opponent.name)
-  return arena.play(env, player, opponent, games, key)
 
 
 def load_agent(args: argparse.Namespace, run_dir: str) -> tuple:
@@ -146,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       prog=prog("evaluate"), description=__doc__.split("\n")[0],
       epilog="opponents (--opponents, --pool; SPEC = KIND[:N][:KEY=VALUE]...):\n"
-      + agents.describe_kinds(OPPONENT_KINDS),
+      + agents.describe_kinds(tournament.OPPONENT_KINDS),
       formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--checkpoint", default=None,
                       help="a run directory (required unless --pool is given)")
@@ -193,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
                       "OpenSpiel's C++ MCTSBot (one per game, on the host; faster at high "
                       "simulations on a CPU)")
   parser.add_argument("--no-control", action="store_true",
-                      help=f"--ladder: skip the {CONTROL_SIMULATIONS}-simulation MCTS control")
+                      help=f"--ladder: skip the {ladder.CONTROL_SIMULATIONS}-simulation MCTS "
+                      "control")
   parser.add_argument("--game", default=None,
                       help="--pool: the game, when no item is a run directory")
   parser.add_argument("--out", default=None, metavar="DIR",
@@ -248,18 +192,21 @@ def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
                   command: str) -> None:
   try:
     env, agent = load_agent(args, args.checkpoint)
-    opponents = [parse_opponent(env, spec) for spec in args.opponents.split(",")]
+    opponents = [tournament.parse_opponent(env, spec)
+                 for spec in args.opponents.split(",")]
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
-  lines = [table_header()]
+  lines, rows = [table_header()], []
   key = jax.random.key(args.seed)
   for opponent in opponents:
     key, match_key = jax.random.split(key)
-    t0 = time.time()
-    result = play(env, agent, opponent, args.games, match_key)
-    lines.append(table_row(result, time.time() - t0))
+    result, seconds = tournament.timed_play(env, agent, opponent, args.games, match_key)
+    rows.append(tournament.match_row(result, seconds, mode="opponents", command=command))
+    lines.append(table_row(result, seconds))
     print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
-  append_eval(output_dir(args, args.checkpoint), command, lines)
+  out = output_dir(args, args.checkpoint)
+  record(out, rows)
+  append_eval(out, command, lines)
 
 
 def table_header() -> str:
@@ -276,8 +223,6 @@ def table_row(result: arena.MatchResult, seconds: float) -> str:
 def output_dir(args: argparse.Namespace, default: str | Path | None) -> Path | None:
   """Where eval.md and plots go: `--out`, else `default` (the run evaluated), except in the
   committed results/ (written only when `--out` names it): None, print only."""
-  from azjax import checkpoint  # noqa: PLC0415
-
   if args.out:
     return Path(args.out)
   if default is None or checkpoint.in_committed_results(default):
@@ -292,12 +237,10 @@ def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
     print("(tables not written to a file: --out DIR appends them to DIR/eval.md; a run in the "
           "committed results/ is written only when --out names it)", flush=True)
     return
-  from azjax import checkpoint  # noqa: PLC0415
-
   out.mkdir(parents=True, exist_ok=True)
   path = out / "eval.md"
   old = path.read_text() if path.exists() else ""
-  checkpoint.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
+  files.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
                           + "\n".join(lines) + "\n")
   print(f"wrote {path}", flush=True)
 
@@ -319,7 +262,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   """The network's mistakes against perfect play (`azjax.solver_benchmark`)."""
   import json  # noqa: PLC0415
 
-  from azjax import checkpoint, solver, solver_benchmark, tdleaf  # noqa: PLC0415
+  from azjax import solver_benchmark, tdleaf  # noqa: PLC0415
 
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:
@@ -328,10 +271,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
       env = learner.env
     else:
       config, env, model, abstract = agents.load_network(args.checkpoint)
-    path = args.positions or solver_benchmark.DEFAULT_PATHS.get(env.name)
-    if path is None:
-      raise ValueError(f"--solver: no solver benchmark for {env.name} (solved games: "
-                       f"{', '.join(solver.SOLVED_GAMES)})")
+    path = solver_benchmark.positions_path(env.name, args.positions)
     positions = solver_benchmark.Positions.load(path)
     t0 = time.time()
     if tdleaf.is_run(args.checkpoint):
@@ -366,18 +306,15 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     print(f"wrote {out} and {out.with_suffix('.json')}", flush=True)
 
 
+def record(out: Path | None, rows: list[dict]) -> None:
+  """Appends match rows (`tournament.match_row`) to `out/matches.jsonl`, the record the
+  markdown tables are rendered from (`--ladder-plot` reads it back); nothing when `out` is
+  None."""
+  if out is not None and rows:
+    files.append_jsonl(rows, out / "matches.jsonl")
+
+
 # -- Ladder ----------------------------------------------------------------------------------------
-
-LADDER_HEADER = ("| player | rung (MCTS simulations) | games | W | D | L | score | 95% CI "
-                 "| seconds |\n|---|---|---|---|---|---|---|---|---|")
-
-
-def ladder_rungs(low: int, high: int) -> list[int]:
-  """`low, 2 low, 4 low, ...` up to `high` inclusive."""
-  rungs = [low]
-  while rungs[-1] * 2 <= high:
-    rungs.append(rungs[-1] * 2)
-  return rungs
 
 
 def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
@@ -385,214 +322,74 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     env, agent = load_agent(args, args.checkpoint)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
-  players: list[agents.Agent | OpenSpielMCTS] = [agent]
-  if not args.no_control:
-    # The control plays with the rungs' own engine: OpenSpiel's MCTS (with its solver) is
-    # stronger per simulation than azjax's plain UCT, so a mixed control would read low.
-    if args.engine == "openspiel":
-      players.append(OpenSpielMCTS(CONTROL_SIMULATIONS, label="control"))
-    else:
-      control = agents.make("mcts", env, simulations=CONTROL_SIMULATIONS)
-      players.append(agents.Agent(f"control ({control.name})", control.policy))
-  rungs = ladder_rungs(args.ladder_min, args.ladder_max)
-  # results[player name] = [(rung simulations, MatchResult), ...]
-  results: dict[str, list[tuple[int, arena.MatchResult]]] = {p.name: [] for p in players}
-  lines = [LADDER_HEADER]
-  print(LADDER_HEADER, flush=True)
-  key = jax.random.key(args.seed)
+  players = [agent] + ([] if args.no_control else [ladder.control(env, args.engine)])
+  simulations = ladder.rungs(args.ladder_min, args.ladder_max)
+  played: ladder.Ladder = {p.name: [] for p in players}
+  lines, rows = [ladder.HEADER], []
+  print(ladder.HEADER, flush=True)
   interrupted = False
   try:
-    for index, sims in enumerate(rungs):
-      opponent = (OpenSpielMCTS(sims) if args.engine == "openspiel" else
-                  agents.make("mcts", env, simulations=sims))
-      for player in players:
-        key, match_key = jax.random.split(key)
-        t0 = time.time()
-        result = play(env, player, opponent, args.games, match_key)
-        results[player.name].append((sims, result))
-        low, high = result.interval
-        lines.append(f"| {player.name} | {sims} | {result.num_games} | {result.wins} "
-                     f"| {result.draws} | {result.losses} | {result.score:.3f} "
-                     f"| [{low:.3f}, {high:.3f}] | {time.time() - t0:.0f} |")
-        print(lines[-1], f"  <- rung {index + 1}/{len(rungs)}", flush=True)
+    for sims, player, result, seconds in ladder.play_ladder(
+        env, players, simulations, args.engine, args.games, jax.random.key(args.seed)):
+      played[player.name].append((sims, result))
+      rows.append(tournament.match_row(result, seconds, mode=ladder.MODE, command=command,
+                                       engine=args.engine, player=player.name, rung=sims))
+      lines.append(ladder.markdown_row(player.name, sims, result, seconds))
+      print(lines[-1], f"  <- rung {simulations.index(sims) + 1}/{len(simulations)}",
+            flush=True)
   except KeyboardInterrupt:
     interrupted = True
     print("\ninterrupted: writing the rungs played so far", file=sys.stderr, flush=True)
   lines.append("")
-  for name, played in results.items():
-    if played:
-      lines.append(average_line(name, played))
+  lines += [ladder.average_line(name, results) for name, results in played.items() if results]
   if interrupted:
-    lines.append(f"- interrupted before the ladder ended (planned rungs {rungs[0]}.."
-                 f"{rungs[-1]})")
+    lines.append(f"- interrupted before the ladder ended (planned rungs {simulations[0]}.."
+                 f"{simulations[-1]})")
   print("\n".join(lines[lines.index(""):]), flush=True)
   out = output_dir(args, args.checkpoint)
-  if any(results.values()):
+  if rows:
+    record(out, rows)
     append_eval(out, command, lines)
-  if any(results.values()) and out is not None:
+  if rows and out is not None:
     name = "ladder.png" if args.engine == "azjax" else f"ladder_{args.engine}.png"
-    path = plot_ladder(results, out / name,
-                       title=f"{env.name}: score against the rollout-MCTS ladder ({args.engine})")
+    path = plots.plot_ladder(played, out / name, title=f"{env.name}: score against the "
+                             f"rollout-MCTS ladder ({args.engine})")
     print(f"wrote {path}", flush=True)
   if interrupted:
     sys.exit(130)
 
 
-def average_line(name: str, played: list[tuple[int, arena.MatchResult]]) -> str:
-  """The ladder's headline for one player: its mean score over the rungs it played."""
-  mean = np.mean([r.score for _, r in played])
-  return (f"- {name}: average score {mean:.3f} over {len(played)} rung(s) "
-          f"(MCTS {played[0][0]}..{played[-1][0]})")
-
-
-def read_ladders(text: str) -> dict[str, dict[int, tuple[int, int, int]]]:
-  """`{player: {rung: (wins, draws, losses)}}` from every ladder table (`LADDER_HEADER`) of an
-  `eval.md`'s text, rungs in the order played; a later row for a player's rung replaces an
-  earlier one."""
-  header, rule = LADDER_HEADER.split("\n")
-  lines = text.splitlines()
-  ladders: dict[str, dict[int, tuple[int, int, int]]] = {}
-  for start, line in enumerate(lines):
-    if line != header or start + 1 >= len(lines) or lines[start + 1] != rule:
-      continue
-    for row in lines[start + 2:]:
-      if not row.startswith("|"):
-        break
-      cells = [c.strip() for c in row.strip().strip("|").split("|")]
-      player, rung, _, wins, draws, losses = cells[:6]
-      ladders.setdefault(player, {})[int(rung)] = (int(wins), int(draws), int(losses))
-  return ladders
-
-
 def replot_ladders(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-  path = Path(args.checkpoint) / "eval.md"
-  if not path.exists():
-    parser.exit(2, f"error: {path} does not exist\n")
-  ladders = read_ladders(path.read_text())
-  if not ladders:
-    parser.exit(2, f"error: {path} has no ladder table\n")
-  # The tables hold no split by colour, and the plot needs none.
-  results = {
-      player: [(rung, arena.MatchResult(agent_a=player, agent_b=f"mcts-{rung}", game="",
-                                        wins=w, draws=d, losses=l, first=(0, 0, 0),
-                                        second=(0, 0, 0)))
-               for rung, (w, d, l) in sorted(rungs.items())]
-      for player, rungs in ladders.items()}
-  for player, played in results.items():
-    print(average_line(player, played))
-  out = plot_ladder(results, args.ladder_plot, title=f"score against the rollout-MCTS ladder "
-                    f"({path.parent.name})")
+  """Every ladder of a run in one figure: its matches.jsonl rows, or for a run evaluated before
+  that file existed, the ladder tables of its eval.md."""
+  run = Path(args.checkpoint)
+  if (run / "matches.jsonl").exists():
+    source = run / "matches.jsonl"
+    played = ladder.ladder_rows(files.read_jsonl(source))
+  elif (run / "eval.md").exists():
+    source = run / "eval.md"
+    played = ladder.read_markdown_ladders(source.read_text())
+  else:
+    parser.exit(2, f"error: {run} has neither matches.jsonl nor eval.md\n")
+  if not played:
+    parser.exit(2, f"error: {source} has no ladder table\n")
+  for player, results in played.items():
+    print(ladder.average_line(player, results))
+  out = plots.plot_ladder(played, args.ladder_plot,
+                          title=f"score against the rollout-MCTS ladder ({run.name})")
   print(f"wrote {out}")
-
-
-def _save_figure(fig, ax, path: str | Path) -> Path:
-  """Grid, tight layout, `path` written at 100 dpi, figure closed (both plots of this module)."""
-  import matplotlib.pyplot as plt  # noqa: PLC0415
-
-  ax.grid(True, alpha=0.3)
-  fig.tight_layout()
-  path = Path(path)
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-  return path
-
-
-def plot_ladder(results: dict[str, list[tuple[int, arena.MatchResult]]], path: str | Path,
-                title: str = "MCTS ladder") -> Path:
-  """Score per rung (log2 x-axis) with 95% interval error bars, one line per player."""
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-  import matplotlib.ticker
-
-  fig, ax = plt.subplots(figsize=(7, 4.5))
-  for name, played in results.items():
-    if not played:
-      continue
-    sims = np.array([s for s, _ in played])
-    score = np.array([r.score for _, r in played])
-    ci = np.array([r.interval for _, r in played])
-    # Clipped: a perfect score's Wilson bound can sit a rounding error below it.
-    yerr = np.clip(np.stack([score - ci[:, 0], ci[:, 1] - score]), 0.0, None)
-    ax.errorbar(sims, score, yerr=yerr, marker="o", capsize=3, label=name)
-  ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
-  ax.set_xscale("log", base=2)
-  ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-  ax.set_ylim(-0.02, 1.02)
-  ax.set_xlabel("opponent: rollout-MCTS simulations per move")
-  ax.set_ylabel("score (wins + draws / 2)")
-  ax.set_title(title)
-  ax.legend(fontsize=8)
-  return _save_figure(fig, ax, path)
 
 
 # -- Pool: round robin and Elo ---------------------------------------------------------------------
 
 
-def _game_id(config) -> tuple[str, tuple]:
-  return config.game, tuple(sorted(config.game_kwargs().items()))
-
-
-def build_pool(args: argparse.Namespace) -> tuple[object, list[agents.Agent], list[str]]:
-  """`(env, agents, run directories)` of `--checkpoint` + `--pool`; raises ValueError."""
-  from azjax import checkpoint, games
-
-  items = ([args.checkpoint] if args.checkpoint is not None else []) + list(args.pool)
-  kinds = []
-  for item in items:
-    if Path(item).is_dir():
-      kinds.append(("dir", item))
-    elif "/" in item or Path(item).exists():
-      raise ValueError(f"--pool item {item!r}: no such run directory")
-    else:
-      kinds.append(("spec", item))
-  run_dirs = [item for kind, item in kinds if kind == "dir"]
-  # Check the games from config.json before loading any model.
-  games_of = {d: _game_id(checkpoint.read_config(d)) for d in run_dirs}
-  distinct = sorted({g for g in games_of.values()})
-  if args.game is not None and distinct and any(g[0] != args.game for g in distinct):
-    raise ValueError(f"--game {args.game} but the run directories are "
-                     + ", ".join(f"{d}: {g[0]}" for d, g in games_of.items()))
-  if len(distinct) > 1:
-    raise ValueError("all agents of a pool must play the same game; got "
-                     + ", ".join(f"{d}: {g[0]}{dict(g[1]) or ''}" for d, g in games_of.items()))
-  if not run_dirs and args.game is None:
-    raise ValueError("--pool without a run directory needs --game to name the game")
-  game, game_kwargs = distinct[0] if distinct else (args.game, ())
-  env = games.make(game, **dict(game_kwargs))
-  pool = []
-  for kind, item in kinds:
-    if kind == "dir":
-      _, agent = load_agent(args, item)
-    else:
-      try:
-        agent = parse_opponent(env, item)
-      except ValueError as err:
-        raise ValueError(f"--pool item {item!r} is neither a run directory nor an opponent "
-                         f"spec: {err}") from None
-      if isinstance(agent, OpenSpielMCTS):
-        raise ValueError(f"--pool item {item!r}: OpenSpiel opponents play only in the default "
-                         "mode and --ladder --engine openspiel")
-    pool.append(agent)
-  names = [a.name for a in pool]
-  duplicates = sorted({n for n in names if names.count(n) > 1})
-  if duplicates:
-    raise ValueError(f"--pool lists the same agent twice: {', '.join(duplicates)}")
-  if len(pool) < 2:
-    raise ValueError("--pool needs at least two agents (with --checkpoint, if given)")
-  return env, pool, run_dirs
-
-
-def score_matrix_markdown(names: list[str], scores: dict[tuple[int, int], float]) -> str:
-  """Row agent's score against the column agent (`#k` columns follow the row numbering)."""
-  n = len(names)
-  lines = ["| # | agent | " + " | ".join(f"#{j + 1}" for j in range(n)) + " |",
-           "|---|---|" + "---|" * n]
-  for i, name in enumerate(names):
-    cells = ["-" if i == j else (f"{scores[i, j]:.3f}" if (i, j) in scores else "")
-             for j in range(n)]
-    lines.append(f"| {i + 1} | {name} | " + " | ".join(cells) + " |")
-  return "\n".join(lines)
+def elo_lines(results: list[arena.MatchResult]) -> list[str]:
+  """The Elo table of the agents that played `results` (or why there is none)."""
+  try:
+    fit = tournament.fit_played(results)
+  except ValueError as err:
+    return ["", f"no Elo fit: {err}"]
+  return ["", f"Elo (anchor {fit.names[fit.anchor]} = 0):", "", fit.markdown()]
 
 
 def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
@@ -604,43 +401,37 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
       except ValueError as err:
         parser.exit(2, f"error: --pool item {item!r} is neither a run directory nor an opponent "
                        f"spec: {err}\n")
+  items = ([args.checkpoint] if args.checkpoint is not None else []) + list(args.pool)
   try:
-    env, pool, run_dirs = build_pool(args)
+    env, pool, run_dirs = tournament.build_pool(items, lambda d: load_agent(args, d), args.game)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   names = [a.name for a in pool]
-  anchor = names.index("random") if "random" in names else 0
-  lines = [table_header()]
+  lines, rows, results, scores = [table_header()], [], [], {}
   print(lines[0], flush=True)
-  rows, scores = [], {}
-  key = jax.random.key(args.seed)
+  pairs = tournament.num_pairs(len(pool))
   interrupted = False
-  pairs = [(i, j) for i in range(len(pool)) for j in range(i + 1, len(pool))]
   try:
-    for number, (i, j) in enumerate(pairs):
-      key, match_key = jax.random.split(key)
-      t0 = time.time()
-      result = arena.play(env, pool[i], pool[j], args.games, match_key)
-      rows.append(result.elo_row(i, j))
+    for i, j, result, seconds in tournament.round_robin(env, pool, args.games,
+                                                        jax.random.key(args.seed)):
+      results.append(result)
+      rows.append(tournament.match_row(result, seconds, mode="pool", command=command))
       scores[i, j], scores[j, i] = result.score, 1.0 - result.score
-      lines.append(table_row(result, time.time() - t0))
-      print(lines[-1], f"  <- pair {number + 1}/{len(pairs)}", flush=True)
+      lines.append(table_row(result, seconds))
+      print(lines[-1], f"  <- pair {len(results)}/{pairs}", flush=True)
   except KeyboardInterrupt:
     interrupted = True
     print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
-  tail = ["", f"Elo (anchor {names[anchor]} = 0):", ""]
-  try:
-    tail.append(arena.fit_elo(names, rows, anchor=anchor).markdown())
-  except ValueError as err:
-    tail.append(f"no Elo fit: {err}")
-  tail += ["", "Pairwise scores (row agent against column agent):", "",
-           score_matrix_markdown(names, scores)]
+  tail = elo_lines(results) + ["", "Pairwise scores (row agent against column agent):", "",
+                               tournament.score_matrix_markdown(names, scores)]
   if interrupted:
-    tail += ["", f"- interrupted after {len(rows)} of {len(pairs)} pairs"]
+    tail += ["", f"- interrupted after {len(results)} of {pairs} pairs"]
   lines += tail
   print("\n".join(tail), flush=True)
-  if rows:
-    append_eval(output_dir(args, run_dirs[0] if run_dirs else None), command, lines)
+  if results:
+    out = output_dir(args, run_dirs[0] if run_dirs else None)
+    record(out, rows)
+    append_eval(out, command, lines)
   if interrupted:
     sys.exit(130)
 
@@ -648,43 +439,21 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
 # -- Progress: Elo of every snapshot over training ------------------------------------------------
 
 
-def _training_minutes(run_dir: Path) -> dict[int, float]:
-  """`{iteration: minutes of training}` from the run's metrics, where it has them."""
-  from azjax.driver import read_metrics  # noqa: PLC0415
-
-  minutes, offset, last = {}, 0.0, 0.0
-  for row in read_metrics(run_dir):
-    if row.get("seconds") in (None, ""):
-      continue
-    seconds = float(row["seconds"])
-    if seconds + offset < last:  # Runs resumed before seconds carried over restart at 0.
-      offset = last
-    last = seconds + offset
-    minutes[int(row["iteration"])] = last / 60
-  return minutes
-
-
 def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
                  command: str) -> None:
-  """Each snapshot plays every `--opponents` anchor and the snapshot before it; one Elo fit.
-
-  The anchors tie the scale down (Elo 0 = uniform random when it is an anchor), the chain of
-  neighbouring snapshots separates checkpoints that all beat the anchors. Every match reuses
-  one compiled program: the networks' variables are arguments, not constants.
-  """
-  from azjax import checkpoint  # noqa: PLC0415
-
+  """Each snapshot plays every `--opponents` anchor and the snapshot before it; one Elo fit
+  (`tournament.snapshot_matches`)."""
   run_dir = Path(args.checkpoint)
   try:
-    config, env, model, abstract = agents.load_network(str(run_dir))
-    snapshots = checkpoint.list_models(run_dir)
+    config, env, model, _ = agents.load_network(str(run_dir))
+    anchors = [tournament.parse_opponent(env, spec) for spec in args.opponents.split(",")]
+    if any(isinstance(a, tournament.OpenSpielMCTS) for a in anchors):
+      azjax_kinds = [k for k in tournament.OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]
+      raise ValueError(f"--progress: anchors must be azjax opponents ({', '.join(azjax_kinds)})")
+    snapshots = [step for step, _ in checkpoint.list_models(run_dir)]
     if not snapshots:
       raise FileNotFoundError(f"{run_dir}: no network snapshots in models/ (runs write one at "
                               "every checkpoint)")
-    anchors = [parse_opponent(env, spec) for spec in args.opponents.split(",")]
-    if any(isinstance(a, OpenSpielMCTS) for a in anchors):
-      azjax_kinds = [k for k in OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]
-      raise ValueError(f"--progress: anchors must be azjax opponents ({', '.join(azjax_kinds)})")
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
 
@@ -697,100 +466,39 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
                                  simulations=args.simulations, algorithm=config.search,
                                  gumbel_scale=1.0).policy
 
-  def outcomes_fn(policy_a, policy_b, key):
-    return arena.match_outcomes(env, policy_a, policy_b, args.games, env.max_game_length, key)
-
-  vs_anchor = {a.name: jax.jit(lambda v, k, p=a.policy: outcomes_fn(player(v), p, k))
-               for a in anchors}
-  vs_snapshot = jax.jit(lambda va, vb, k: outcomes_fn(player(va), player(vb), k))
-
-  names = [f"it{step}" for step, _ in snapshots] + [a.name for a in anchors]
-  index = {name: i for i, name in enumerate(names)}
-  lines = [table_header()]
+  lines, rows, results = [table_header()], [], []
   print(lines[0], flush=True)
-  rows = []
-  key = jax.random.key(args.seed)
-  previous = None
   interrupted = False
   try:
-    # The anchors play each other too, so they are rated apart even when every snapshot beats
-    # them all.
-    for i, a in enumerate(anchors):
-      for b in anchors[i + 1:]:
-        key, match_key = jax.random.split(key)
-        t0 = time.time()
-        result = arena.play(env, a, b, args.games, match_key)
-        rows.append(result.elo_row(index[a.name], index[b.name]))
-        lines.append(table_row(result, time.time() - t0))
-        print(lines[-1], "  <- anchors", flush=True)
-    for number, (step, _) in enumerate(snapshots):
-      variables = checkpoint.load_model(run_dir, abstract, step=step)
-      matches = [(a.name, lambda k, a=a: vs_anchor[a.name](variables, k)) for a in anchors]
-      if previous is not None:
-        matches.append((previous[0], lambda k, pv=previous[1]: vs_snapshot(variables, pv, k)))
-      for opponent, fn in matches:
-        key, match_key = jax.random.split(key)
-        t0 = time.time()
-        result = arena.summarize(env, f"it{step}", opponent, fn(match_key))
-        rows.append(result.elo_row(index[f"it{step}"], index[opponent]))
-        lines.append(table_row(result, time.time() - t0))
-        print(lines[-1], f"  <- snapshot {number + 1}/{len(snapshots)}", flush=True)
-      previous = (f"it{step}", variables)
+    for name_a, name_b, result, seconds in tournament.snapshot_matches(
+        env, run_dir, player, anchors, args.games, jax.random.key(args.seed)):
+      results.append(result)
+      rows.append(tournament.match_row(result, seconds, mode="progress", command=command))
+      lines.append(table_row(result, seconds))
+      where = (f"snapshot {snapshots.index(int(name_a[2:])) + 1}/{len(snapshots)}"
+               if name_a.startswith("it") else "anchors")
+      print(lines[-1], f"  <- {where}", flush=True)
   except KeyboardInterrupt:
     interrupted = True
     print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
-  played = sorted({r[0] for r in rows} | {r[1] for r in rows})
-  if not rows:
+  if not results:
     sys.exit(130 if interrupted else 1)
-  # Fit only the agents that played (an interrupted run may leave snapshots out).
-  keep = [names[i] for i in played]
-  remap = {old: new for new, old in enumerate(played)}
-  fit_rows = [(remap[r[0]], remap[r[1]], *r[2:]) for r in rows]
-  anchor_name = "random" if "random" in keep else keep[0]
-  fit = arena.fit_elo(keep, fit_rows, anchor=keep.index(anchor_name))
-  tail = ["", f"Elo (anchor {anchor_name} = 0):", "", fit.markdown()]
+  fit = tournament.fit_played(results)
+  tail = elo_lines(results)
   if interrupted:
-    tail += ["", f"- interrupted: {len(rows)} matches played"]
+    tail += ["", f"- interrupted: {len(results)} matches played"]
   lines += tail
   print("\n".join(tail), flush=True)
   out = output_dir(args, run_dir)
+  record(out, rows)
   append_eval(out, command, lines)
   if out is not None:
-    path = plot_progress(fit, [step for step, _ in snapshots], _training_minutes(run_dir),
-                         out / "progress.png", title=f"{env.name}: Elo over training")
+    minutes = {it: seconds / 60 for it, (seconds, _) in curves.training_seconds(run_dir).items()}
+    path = plots.plot_progress(fit, snapshots, minutes, out / "progress.png",
+                               title=f"{env.name}: Elo over training")
     print(f"wrote {path}", flush=True)
   if interrupted:
     sys.exit(130)
-
-
-def plot_progress(fit: arena.EloFit, steps: list[int], minutes: dict[int, float],
-                  path: str | Path, title: str) -> Path:
-  """Elo of each snapshot (with its 95% interval) against training minutes (or iterations
-  when the run has no metrics), with the anchors as horizontal lines."""
-  import matplotlib  # noqa: PLC0415
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # noqa: PLC0415
-
-  ratings = dict(zip(fit.names, fit.ratings))
-  intervals = dict(zip(fit.names, fit.interval))
-  shown = [s for s in steps if f"it{s}" in ratings]
-  use_minutes = bool(shown) and all(s in minutes for s in shown)
-  x = np.array([minutes[s] if use_minutes else s for s in shown], dtype=float)
-  y = np.array([ratings[f"it{s}"] for s in shown])
-  ci = np.array([intervals[f"it{s}"] for s in shown]).reshape(-1, 2)
-  fig, ax = plt.subplots(figsize=(7, 4.5))
-  ax.errorbar(x, y, yerr=np.clip(np.stack([y - ci[:, 0], ci[:, 1] - y]), 0.0, None),
-              marker="o", capsize=3,
-              label="snapshots")
-  for name in fit.names:
-    if not name.startswith("it"):
-      ax.axhline(ratings[name], linestyle=":", linewidth=1, color="grey")
-      ax.annotate(name, (x.min() if len(x) else 0, ratings[name]), fontsize=8, color="grey",
-                  va="bottom")
-  ax.set_xlabel("training minutes" if use_minutes else "iteration")
-  ax.set_ylabel("Elo")
-  ax.set_title(title)
-  return _save_figure(fig, ax, path)
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def mover_policy(spec: str, env, model, variables):
   if spec == "policy":
     agent = agents.make_raw_policy(env, model=model, variables=variables, sample=True)
     return agent.policy, "the checkpoint's raw policy, sampled"
-  from azjax.cli.evaluate import parse_opponent
+  from azjax.tournament import parse_opponent
   agent = parse_opponent(env, spec)
   return agent.policy, f"games of {agent.name} against itself"
 

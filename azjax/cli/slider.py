@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from azjax import plots
 from azjax.cli.common import command_line, prog
 
 
@@ -154,28 +155,6 @@ def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: 
   return rows
 
 
-def plot(rows: list[dict], path: Path, depth: int) -> None:
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
-  fig, ax = plt.subplots(figsize=(7, 4.5))
-  for run in dict.fromkeys(r["run"] for r in rows):
-    mine = [r for r in rows if r["run"] == run]
-    xs = [r["minutes"] for r in mine]
-    errors = [[r["score"] - r["low"] for r in mine], [r["high"] - r["score"] for r in mine]]
-    ax.errorbar(xs, [r["score"] for r in mine], yerr=errors, marker=".", capsize=2, label=run)
-  ax.axhline(0.5, color="grey", lw=0.8)
-  ax.set_xlabel("training minutes (wall clock)")
-  ax.set_ylabel(f"score vs alpha-beta depth {depth}, hand evaluation")
-  ax.set_ylim(0, 1)
-  ax.grid(alpha=0.3)
-  ax.legend(fontsize=8)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-
-
 def main(argv: list[str] | None = None) -> None:
   argv = sys.argv[1:] if argv is None else list(argv)
   args, rest = _parser().parse_known_args(argv)
@@ -199,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
       rows = [row for run in args.curves
               for row in curve(run, args.games, depth, args.simulations, args.every, args.seed)]
       (out / "curves.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-      plot(rows, out / "curves.png", depth)
+      plots.plot_scores(rows, out / "curves.png", depth)
       table = ["| run | iteration | minutes | W/D/L | score | 95% CI |",
                "|---|---|---|---|---|---|"]
       table += [f"| {r['run']} | {r['iteration']} | {r['minutes']} | "

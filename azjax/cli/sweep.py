@@ -38,7 +38,7 @@ def parse_seeds(text: str | None) -> list[int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-  from azjax import sweep  # The key lists; imports JAX but compiles nothing.
+  from azjax import sweep, sweep_time  # The key lists; imports JAX but compiles nothing.
 
   parser = argparse.ArgumentParser(
       prog=prog("sweep"),
@@ -116,15 +116,15 @@ def main(argv: list[str] | None = None) -> None:
   print(f"azjax sweep: {args.game}, preset {preset}, {sum(len(g) for g, _, _ in planned)} runs "
         f"in {len(planned)} groups -> {sweep_dir}")
   if args.dry_run:
-    records = sweep.recorded_timings(dict.fromkeys([args.out, "results/sweeps"]))
+    records = sweep_time.recorded_timings(dict.fromkeys([args.out, "results/sweeps"]))
     times = []
     for i, (group, mesh, estimate) in enumerate(planned):
       per_run = estimate.per_device(sweep.sharding.data_size(mesh))
       print(f"group {i + 1}: {len(group)} runs on {sweep.sharding.describe(mesh)}, "
             f"~{per_run / 2**30:.2f} GiB per run: " + " | ".join(r.name for r in group.runs))
-      times.append(sweep.estimate_time(group, mesh, records))
-      print(f"  time: {sweep.describe_time(times[-1])}")
-    print(sweep.describe_total(times))
+      times.append(sweep_time.estimate_time(group, mesh, records))
+      print(f"  time: {sweep_time.describe_time(times[-1])}")
+    print(sweep_time.describe_total(times))
     return
   use_compile_cache(args)
   try:

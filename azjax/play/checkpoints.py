@@ -39,17 +39,6 @@ def _board_of(config) -> tuple[int, int]:
   return env.rows, env.cols
 
 
-def _run_env(run_dir: str | Path) -> base.Game:
-  """The game a run plays: a TD-Leaf run's (`tdleaf.json`, its game options: a Slider size)
-  or an AlphaZero run's (`config.json`)."""
-  from azjax import checkpoint, tdleaf
-
-  if tdleaf.is_run(run_dir):
-    return tdleaf.Config.load(run_dir).make_env()
-  config = checkpoint.read_config(run_dir)
-  return games.make(config.game, **config.game_kwargs())
-
-
 def trained_spec(run_dir: Path) -> agents.Spec:
   """The player of a run, the default opponent: "tdleaf" for a TD-Leaf run, else "az"."""
   from azjax import tdleaf
@@ -210,7 +199,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     raise ValueError(f"--rows/--cols are for {', '.join(sized)}, not {game}")
   run_dir = None
   if checkpoint:
-    run_env = _run_env(checkpoint)
+    run_env = agents.run_game(checkpoint)
     if game and game != run_env.name:
       raise ValueError(f"{checkpoint} holds a {run_env.name} agent, not {game}")
     game = run_env.name
@@ -234,7 +223,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     if run_dir is not None:
       notes.append(f"trained agent: {checkpoint_choice(game, rows, cols)}")
   if run_dir is not None:
-    env = _run_env(run_dir)
+    env = agents.run_game(run_dir)
     standard = games.make(game)
     if not (rows or cols) and (env.rows, env.cols) != (standard.rows, standard.cols):
       notes.append(f"board {env.rows}x{env.cols}: the trained agent's board" + (

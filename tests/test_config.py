@@ -228,3 +228,28 @@ def test_the_training_command_reports_config_file_errors(tmp_path, capsys):
     train_cli.main("tic_tac_toe", ["--resume", "--run-dir", str(tmp_path), "--config",
                                    str(path)])
   assert err.value.code == 2 and "drop --config" in capsys.readouterr().err
+
+
+def test_each_component_setting_is_declared_once_in_config():
+  """The network's and the search's settings come from their Config sections by name (or the
+  field's `to`), not from a hand-written copy: every NetConfig and SearchConfig field is set by
+  exactly one Config field, except the constants no run changes."""
+  from azjax.config.fields import _NETWORK, _SEARCH
+  from azjax.nets import NetConfig
+  from azjax.search import SearchConfig
+
+  constants = {NetConfig: {"se_ratio"}, SearchConfig: {"pb_c_base"}}
+  config = dataclasses.replace(Config(), net="cnn", channels=7, compute_dtype="bfloat16",
+                               search="puct", simulations=5, temperature=0.5)
+  for section, component in ((_NETWORK, NetConfig), (_SEARCH, SearchConfig)):
+    values = config.component_values(section)
+    fields = {f.name for f in dataclasses.fields(component)}
+    assert set(values) == fields - constants[component], component
+  assert config.net_config() == NetConfig(kind="cnn", channels=7, blocks=config.blocks,
+                                          hidden=config.hidden, value_hidden=config.value_hidden,
+                                          policy_head="dense", dtype="bfloat16")
+  assert config.search_config().algorithm == "puct"
+  assert config.search_config().temperature == 0.5
+  evaluation = config.search_config(evaluation=True)
+  assert (evaluation.simulations, evaluation.gumbel_scale, evaluation.dirichlet_fraction,
+          evaluation.temperature_moves) == (config.eval_simulations, 0.0, 0.0, 0)

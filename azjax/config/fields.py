@@ -49,7 +49,9 @@ class Section:
   * `choices`: the values a string field allows (checked by `Config.validate`);
   * `check`: the range of a number (checked by `Config.validate`);
   * `traced`: the training iteration reads the value as a traced scalar (`azjax.train.Hyper`),
-    so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`).
+    so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`);
+  * `to`: the field of the section's component config (`NetConfig`, `SearchConfig`) it sets,
+    when its name there differs (`net` sets `NetConfig.kind`).
   """
 
   name: str  # the prefix of its keys' dotted names (`search.simulations`) and its TOML table
@@ -57,10 +59,10 @@ class Section:
   about: str = ""  # A paragraph for docs/config.md.
 
   def __call__(self, default: Any, help: str, *, unit: str = "", choices: Sequence[str] = (),
-               check: Check | None = None, traced: bool = False) -> Any:
+               check: Check | None = None, traced: bool = False, to: str = "") -> Any:
     return dataclasses.field(default=default, metadata={
         "section": self, "help": help, "unit": unit, "choices": tuple(choices),
-        "check": check, "traced": traced})
+        "check": check, "traced": traced, "to": to})
 
 
 _GAME = Section("game", "Game", "Which game, and its options; 0 or an empty string keeps the "
@@ -112,7 +114,7 @@ class Config:
   obstacles: str = _GAME(
       "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
 
-  net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS)
+  net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS, to="kind")
   channels: int = _NETWORK(32, "convolution channels of the trunk (resnet, se_resnet, cnn)",
                            check=AT_LEAST_1)
   blocks: int = _NETWORK(
@@ -126,13 +128,13 @@ class Config:
       "parameters on every board size; needs a convolutional net)", choices=nets.POLICY_HEADS)
   compute_dtype: str = _NETWORK(
       "float32", "the network's compute dtype (parameters stay float32)",
-      choices=tuple(nets.DTYPES))
+      choices=tuple(nets.DTYPES), to="dtype")
   conv_impl: str = _NETWORK(
       "xla", "how convolutions are computed: xla, or matmul (the same network as matrix "
       "products, which vmap better in sweeps)", choices=nets.CONV_IMPLS)
 
   search: str = _SEARCH("gumbel", "the search algorithm: gumbel (Gumbel MuZero) or puct "
-                        "(AlphaZero)", choices=tuple(ALGORITHMS))
+                        "(AlphaZero)", choices=tuple(ALGORITHMS), to="algorithm")
   simulations: int = _SEARCH(16, "simulations of each self-play move's search",
                              unit="simulations", check=AT_LEAST_1)
   max_num_considered_actions: int = _SEARCH(
@@ -243,24 +245,23 @@ class Config:
     return {arg: getattr(self, key) for key, arg in names.items()
             if getattr(self, key) not in (0, "")}
 
+  def component_values(self, section: Section) -> dict[str, Any]:
+    """The fields of `section` under their names in its component config (`NetConfig`,
+    `SearchConfig`; a field's `to`), so each setting is declared once, here."""
+    return {f.metadata["to"] or f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self) if f.metadata["section"] is section}
+
   def net_config(self) -> NetConfig:
-    return NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
-                     hidden=self.hidden, value_hidden=self.value_hidden,
-                     policy_head=self.policy_head, dtype=self.compute_dtype,
-                     conv_impl=self.conv_impl)
+    return NetConfig(**self.component_values(_NETWORK))
 
   def search_config(self, *, evaluation: bool = False) -> SearchConfig:
-    """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`."""
+    """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`
+    (no root noise, the most visited move from the first)."""
+    search = SearchConfig(**self.component_values(_SEARCH))
     if evaluation:
-      return SearchConfig(algorithm=self.search, simulations=self.eval_simulations,
-                          max_num_considered_actions=self.max_num_considered_actions,
-                          gumbel_scale=0.0, dirichlet_fraction=0.0, pb_c_init=self.pb_c_init,
-                          temperature_moves=0)
-    return SearchConfig(algorithm=self.search, simulations=self.simulations,
-                        max_num_considered_actions=self.max_num_considered_actions,
-                        gumbel_scale=self.gumbel_scale, dirichlet_alpha=self.dirichlet_alpha,
-                        dirichlet_fraction=self.dirichlet_fraction, pb_c_init=self.pb_c_init,
-                        temperature=self.temperature, temperature_moves=self.temperature_moves)
+      return dataclasses.replace(search, simulations=self.eval_simulations, gumbel_scale=0.0,
+                                 dirichlet_fraction=0.0, temperature_moves=0)
+    return search
 
   def cheap_search_config(self) -> SearchConfig | None:
     """Playout cap randomisation's cheap self-play search (None when it is off)."""

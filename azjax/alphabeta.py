@@ -56,7 +56,7 @@ width `w` (below), `w**depth` leaves.
 **Evaluations** (pure functions of one state, from the mover's side): by default the game's
 own, `env.alphabeta_evaluation` (Breakthrough: material and advancement; checkers: material,
 kings, back-rank guards and advancement; see `azjax.games.breakthrough.evaluation` and
-`azjax.games.checkers.evaluation`), which is 0 for a game that defines none (Connect Four,
+`azjax.games.checkers_knowledge.evaluation`), which is 0 for a game that defines none (Connect Four,
 tic-tac-toe: pure search, which plays immediate wins, blocks immediate threats within its
 horizon, and is otherwise random).
 """

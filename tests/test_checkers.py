@@ -555,3 +555,48 @@ def test_against_openspiel():
 def test_is_the_registered_game():
   assert isinstance(GAME, Checkers) and GAME.name == "checkers"
   assert GAME.piece_symbols == {0: ".", 1: "o", 2: "O", 3: "x", 4: "X"}
+
+
+# -- History planes (the source project's 5-position input) ----------------------------------------
+
+
+def test_history_planes_show_earlier_positions_from_the_movers_side():
+  """With `history=3` the observation is the plain one, then the piece planes of the two
+  positions before (newest first) as the player to move now sees them; empty at the start.
+  The rules are those of the plain game: the same actions give the same boards."""
+  game = games.make("checkers", history=3)
+  assert game.observation_shape == (8, 8, 14) and "3 positions" in game.describe()
+  step = jax.jit(game.step)
+  state, plain = game.init(jax.random.key(0)), GAME.init(jax.random.key(0))
+  assert not np.asarray(state.observation)[..., 6:].any()
+  seen_before = []  # The absolute boards played through, oldest first.
+  key = jax.random.key(3)
+  for _ in range(14):  # On this seed: 7 captures (multi-jumps too) and turns of both sides.
+    seen_before.append(GAME.board_array(plain))
+    key, k = jax.random.split(key)
+    mask = plain.legal_action_mask
+    action = jax.random.choice(k, GAME.num_actions, p=mask / mask.sum())
+    state, plain = step(state, action), STEP(plain, action)
+    obs = np.asarray(state.observation)
+    np.testing.assert_array_equal(obs[..., :6], np.asarray(plain.observation))
+    mover = int(state.current_player)
+    for k_back, absolute in enumerate(reversed(seen_before[-2:])):
+      # board_array codes: 1 / 2 player 0's man / king, 3 / 4 player 1's.
+      own = (1, 2) if mover == 0 else (3, 4)
+      theirs = (3, 4) if mover == 0 else (1, 2)
+      grid = absolute if mover == 0 else absolute[::-1, ::-1]  # The mover's frame.
+      expected = np.stack([grid == own[0], grid == own[1], grid == theirs[0],
+                           grid == theirs[1]], -1)
+      np.testing.assert_array_equal(obs[..., 6 + 4 * k_back:10 + 4 * k_back], expected)
+
+
+def test_history_is_checked_and_reaches_a_run():
+  from azjax.config import Config
+
+  for bad in (0, 9, 2.5, True):
+    with pytest.raises(ValueError, match="history must be an int in 1..8"):
+      games.make("checkers", history=bad)
+  config = Config(game="checkers", history=5).validate()
+  assert games.make(config.game, **config.game_kwargs()).observation_shape == (8, 8, 22)
+  with pytest.raises(ValueError, match="history"):
+    Config(game="connect_four", history=5).validate()

@@ -113,6 +113,9 @@ class Config:
   size: int = _GAME(0, "Slider's board side (4..12); 0 keeps the game's default (5)")
   obstacles: str = _GAME(
       "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
+  history: int = _GAME(
+      0, "checkers: positions the network sees, the current one and those before it (1..8, "
+      "the source project's 5); 0 keeps the game's default (1)", check=AT_LEAST_0)
 
   net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS, to="kind")
   channels: int = _NETWORK(32, "convolution channels of the trunk (resnet, se_resnet, cnn)",
@@ -294,7 +297,7 @@ class Config:
            "must be 0 (the game's default) or in 2..26")
       need(getattr(self, key) == 0 or key in options, key,
            f"only {taking(key)} takes a board size; {self.game} has one size (leave it 0)")
-    for key in ("size", "obstacles"):
+    for key in ("size", "obstacles", "history"):
       need(getattr(self, key) in (0, "") or key in options, key,
            f"only {taking(key)} takes it; leave it unset for {self.game}")
     # Every float field, present and future, before its range: inf and nan pass most

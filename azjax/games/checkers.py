@@ -57,6 +57,7 @@ NUM_ACTIONS = NUM_SQUARES * NUM_DIRECTIONS
 # The draw rule: this many consecutive actions without a capture end the game.
 MAX_ACTIONS_WITHOUT_CAPTURE = 40
 MAN, KING = 1, 2
+MAX_HISTORY = 8  # The most positions a network may see (`Checkers(history=...)`).
 
 # Row and column change of one step in each direction (mover's frame).
 ROW_STEPS = (1, 1, -1, -1)
@@ -83,13 +84,18 @@ class State:
   board: jax.Array
   jump_square: jax.Array  # [] int32, mover's frame: the piece that must go on jumping, or -1
   no_capture_count: jax.Array  # [] int32: consecutive actions without a capture
+  # [H - 1, 64] int8: the boards of the H - 1 positions before this one, newest first, in player
+  # 0's frame (absolute), empty before the game's start; H is the game's `history` (1: none).
+  previous: jax.Array
 
   @property
   def observation(self) -> jax.Array:
-    """`[8, 8, 6]` float32 in the mover's frame; works on batched states too.
+    """`[8, 8, 6 + 4 (H - 1)]` float32 in the mover's frame; works on batched states too.
 
     Planes: own men, own kings, opponent men, opponent kings, the square of the piece that must
-    continue a multi-jump (all zero if none), and `no_capture_count / 40` everywhere.
+    continue a multi-jump (all zero if none), and `no_capture_count / 40` everywhere; then, with
+    a history of `H` positions, the same four piece planes of each earlier position (newest
+    first), seen from the side of the player to move now.
     """
     batch = self.board.shape[:-1]
     board = self.board
@@ -98,8 +104,23 @@ class State:
         (jnp.asarray(self.no_capture_count, jnp.float32) / MAX_ACTIONS_WITHOUT_CAPTURE)[..., None],
         board.shape)
     planes = jnp.stack([board == MAN, board == KING, board == -MAN, board == -KING, jump], -1)
-    planes = jnp.concatenate([planes.astype(jnp.float32), count[..., None]], axis=-1)
-    return planes.reshape(batch + (ROWS, COLS, 6))
+    planes = [planes.astype(jnp.float32), count[..., None]]
+    earlier = self.previous.shape[-2]
+    if earlier:
+      mover = (jnp.asarray(self.current_player) == 1)[..., None, None]
+      seen = jnp.where(mover, -self.previous[..., ::-1], self.previous)  # [..., H - 1, 64]
+      pieces = jnp.stack([seen == MAN, seen == KING, seen == -MAN, seen == -KING], -1)
+      pieces = jnp.swapaxes(pieces, -3, -2).reshape(batch + (NUM_SQUARES, 4 * earlier))
+      planes.append(pieces.astype(jnp.float32))
+    return jnp.concatenate(planes, axis=-1).reshape(batch + (ROWS, COLS, 6 + 4 * earlier))
+
+
+def _remember(state: State) -> jax.Array:
+  """`state.previous` one step on: `state.board` (in player 0's frame) in front, the oldest
+  board dropped."""
+  absolute = jnp.where(state.current_player == 1, -state.board[::-1], state.board)
+  earlier = state.previous.shape[0]
+  return jnp.concatenate([absolute[None], state.previous])[:earlier]
 
 
 # -- Bitboards ----------------------------------------------------------------------------------
@@ -210,7 +231,8 @@ class Checkers(base.Game):
   cols = COLS
   num_actions = NUM_ACTIONS
   action_planes = NUM_DIRECTIONS
-  observation_shape = (ROWS, COLS, 6)
+  # A run's `history` (azjax.config) reaches the constructor.
+  config_options = ("history",)
   # A true upper bound. A game has at most 23 captures (the side that loses its 12th piece has
   # no move left, so the other side lost at most 11), each capture is one action, and a run of
   # actions without a capture is at most 39 long (the 40th ends the game in a draw). With k
@@ -244,9 +266,11 @@ Checkers (English draughts, 8x8)
     return "checkers", {}  # The same square names and orientation; one action per hop.
 
   def alphabeta_evaluation(self, state: State) -> jax.Array:
+    from azjax.games.checkers_knowledge import evaluation  # It imports this module.
     return evaluation(state)
 
   def concepts(self) -> dict[str, base.Concept]:
+    from azjax.games.checkers_knowledge import concepts  # It imports this module.
     return concepts(self)
 
   def move_path(self, text: str) -> list[str]:
@@ -260,8 +284,20 @@ Checkers (English draughts, 8x8)
       return [text]
     return [a + b for a, b in zip(names, names[1:])]
 
-  def __init__(self):
+  def __init__(self, history: int = 1):
+    """`history`: positions the network sees, this one and the `history - 1` before it (the
+    checkers source project fed its network 5); 1 (the default) gives OpenSpiel's input."""
+    if isinstance(history, bool) or not isinstance(history, (int, np.integer)) or not (
+        1 <= history <= MAX_HISTORY):
+      raise ValueError(f"checkers: history must be an int in 1..{MAX_HISTORY}, got {history!r}")
+    self.history = int(history)
+    self.observation_shape = (ROWS, COLS, 6 + 4 * (self.history - 1))
     self._start = jax.tree.map(np.asarray, self._state(_START, 0, -1, 0))
+
+  def describe(self) -> str:
+    if self.history == 1:
+      return super().describe()
+    return f"{super().describe()} ({self.history} positions of history)"
 
   # -- Pure array functions --------------------------------------------------------------------
   def _state(self, board, player, jump_square, no_capture_count) -> State:
@@ -282,6 +318,7 @@ Checkers (English draughts, 8x8)
         board=board,
         jump_square=jump_square,
         no_capture_count=no_capture_count,
+        previous=jnp.zeros((self.history - 1, NUM_SQUARES), jnp.int8),
     )
 
   def init(self, key: jax.Array) -> State:
@@ -350,6 +387,7 @@ Checkers (English draughts, 8x8)
         board=_unpack(own, opp, kings),
         jump_square=jnp.where(again, to, -1),
         no_capture_count=count,
+        previous=_remember(state),
     )
 
   # -- Python side ---------------------------------------------------------------------------------
@@ -481,116 +519,3 @@ Checkers (English draughts, 8x8)
             f"checkers: jump_square {jump_square!r} is not a piece of player {to_move} that "
             f"can jump")
     return self._state(board, to_move, jump, int(no_capture_count))
-
-
-# -- Evaluation (alpha-beta) and concepts (probing) -----------------------------------------------
-
-# Alpha-beta's evaluation weights (a man counts 1).
-KING_WEIGHT = 1.5
-GUARD_WEIGHT = 0.2
-ADVANCE_WEIGHT = 0.05
-
-
-def evaluation(state: State) -> jax.Array:
-  """Alpha-beta's evaluation from the mover's side; works batched.
-
-  `men + KING_WEIGHT * kings` (own minus opponent) `+ GUARD_WEIGHT * guards` (own pieces on
-  row 0 minus opponent pieces on row 7, their home rank) `+ ADVANCE_WEIGHT * advancement` (own
-  men's rows minus the opponent men's `7 - row`).
-  """
-  board = state.board
-  row = (jnp.arange(NUM_SQUARES) // COLS).astype(jnp.float32)
-  f32 = lambda x: x.astype(jnp.float32)  # noqa: E731
-  men = f32(board == MAN).sum(-1) - f32(board == -MAN).sum(-1)
-  kings = f32(board == KING).sum(-1) - f32(board == -KING).sum(-1)
-  guards = (f32(board > 0) * (row == 0)).sum(-1) - (f32(board < 0) * (row == 7)).sum(-1)
-  advancement = (f32(board == MAN) * row).sum(-1) - (f32(board == -MAN) * (7 - row)).sum(-1)
-  return men + KING_WEIGHT * kings + GUARD_WEIGHT * guards + ADVANCE_WEIGHT * advancement
-
-
-_DIAGONALS = ((1, -1), (1, 1), (-1, -1), (-1, 1))  # (row, column) steps; rows + 1 = forward
-_CENTRE = np.zeros((ROWS, COLS), np.bool_)
-_CENTRE[2:6, 2:6] = True
-
-
-def victims(grid: jax.Array, side: int) -> jax.Array:
-  """`[8, 8]` bool: the pieces of `-side` that a piece of `side` could jump right now.
-
-  `grid` is in the mover's frame; `side` +1 is the mover (men move towards higher rows), -1
-  the opponent (men move towards lower rows); kings jump in all four diagonals. The landing
-  square must be empty and on the board. Whose turn it is, and a pending multi-jump, are not
-  considered.
-  """
-  attackers = grid * side > 0
-  kings = grid * side == KING
-  targets = grid * side < 0
-  empty = grid == 0
-  found = jnp.zeros(grid.shape, jnp.bool_)
-  for dr, dc in _DIAGONALS:
-    may_move = attackers & (kings | (dr == side))
-    attacker_behind = base.shift_grid(may_move, -dr, -dc, False)
-    landing_free = base.shift_grid(empty, dr, dc, False)
-    found = found | (targets & attacker_behind & landing_free)
-  return found
-
-
-def concepts(game: Checkers) -> dict[str, base.Concept]:
-  """The checkers concepts, from the mover's side (+1 / +2 own man / king, -1 / -2 the
-  opponent's), for probing:
-
-      material             own pieces - opponent pieces (kings count 1)                 (count)
-      material_advantage   material > 0                                                (binary)
-      king_difference      own kings - opponent kings                                   (count)
-      forced_jump          the mover must capture (a jump is available or pending)     (binary)
-      multi_jump_available a legal jump after which the same piece must jump again     (binary)
-      pieces_en_prise      own pieces the opponent could capture if it were to move     (count)
-      back_rank_guards     own pieces on the mover's home rank (they stop crowning)     (count)
-      promotion_threat     a legal move of the mover crowns a man                      (binary)
-      centre_control       own - opponent pieces on the 8 dark squares of the central 4x4 (count)
-  """
-
-  def grid(state):
-    return jnp.asarray(state.board, jnp.int32).reshape(ROWS, COLS)
-
-  def children(state):
-    """The state after each action (vmapped `step`); only legal ones are meaningful."""
-    actions = jnp.arange(NUM_ACTIONS, dtype=jnp.int32)
-    return jax.vmap(game.step, in_axes=(None, 0))(state, actions)
-
-  def material(state):
-    g = grid(state)
-    return jnp.sum(g > 0) - jnp.sum(g < 0)
-
-  def multi_jump(state):
-    after = children(state)
-    again = (after.current_player == state.current_player) & ~after.terminated
-    return jnp.any(state.legal_action_mask & again)
-
-  def promotion(state):
-    # Crowning ends the turn, so a crowned man is a king of the side that just moved: -2 in
-    # the child's board (the opponent's frame).
-    after = children(state)
-    kings_after = jnp.sum(after.board == -KING, axis=-1)
-    return jnp.any(state.legal_action_mask & (after.current_player != state.current_player)
-                   & (kings_after > jnp.sum(state.board == KING)))
-
-  def centre(state):
-    g = grid(state)
-    return jnp.sum((g > 0) & _CENTRE) - jnp.sum((g < 0) & _CENTRE)
-
-  items = [
-      ("material", material, False, "own pieces - opponent pieces"),
-      ("material_advantage", lambda s: material(s) > 0, True, "material > 0"),
-      ("king_difference", lambda s: jnp.sum(grid(s) == KING) - jnp.sum(grid(s) == -KING), False,
-       "own kings - opponent kings"),
-      ("forced_jump", lambda s: jnp.any(victims(grid(s), 1)) | (s.jump_square >= 0),
-       True, "the mover must capture"),
-      ("multi_jump_available", multi_jump, True, "a jump that must continue"),
-      ("pieces_en_prise", lambda s: jnp.sum(victims(grid(s), -1)), False,
-       "own pieces the opponent could take"),
-      ("back_rank_guards", lambda s: jnp.sum(grid(s)[0] > 0), False,
-       "own pieces on the home rank"),
-      ("promotion_threat", promotion, True, "a legal move crowns a man"),
-      ("centre_control", centre, False, "own - opponent pieces in the centre"),
-  ]
-  return {name: base.Concept.of(name, fn, binary, doc) for name, fn, binary, doc in items}

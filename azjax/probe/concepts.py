@@ -1,8 +1,8 @@
 """Human concepts as functions of a position, from the side of the player to move.
 
 Each game names its own concepts (`Game.concepts()`, e.g. `azjax.games.breakthrough.concepts`
-and `azjax.games.checkers.concepts`, whose docstrings list them): pure jnp functions of one
-unbatched state returning a float32 scalar. Boards are stored in the mover's frame (row 0 is
+and `azjax.games.checkers_knowledge.concepts`, whose docstrings list them): pure jnp functions
+of one unbatched state returning a float32 scalar. Boards are stored in the mover's frame (row 0 is
 the mover's home rank and the mover moves towards higher rows; the opponent's pieces are
 negative), so "the mover's side" needs no case on the player, and `flip` gives the opponent's
 view of the same board, which turns a mover's concept into the opponent's (must defend = the

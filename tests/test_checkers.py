@@ -571,7 +571,7 @@ def test_history_planes_show_earlier_positions_from_the_movers_side():
   assert not np.asarray(state.observation)[..., 6:].any()
   seen_before = []  # The absolute boards played through, oldest first.
   key = jax.random.key(3)
-  for _ in range(14):  # On this seed: 7 captures (multi-jumps too) and turns of both sides.
+  for _ in range(14):  # On this seed: 7 captures, and turns of both sides.
     seen_before.append(GAME.board_array(plain))
     key, k = jax.random.split(key)
     mask = plain.legal_action_mask

@@ -173,6 +173,13 @@ def test_progress_rates_every_snapshot(tmp_path, capsys):
     assert f"| {name} |" in text
   png = (path / "progress.png").read_bytes()
   assert png.startswith(b"\x89PNG") and len(png) > 1000
+  # A run directory is an anchor too: a fixed network (here the run's own final one).
+  evaluate.main(["--checkpoint", str(path), "--progress", "--opponents", f"random,{path}",
+                 "--games", "2", "--raw-policy", "--out", str(tmp_path / "fixed")])
+  out = capsys.readouterr().out
+  assert "snapshot 3/3" in out and "Elo (anchor random = 0)" in out
+  rows = [r for r in files.read_jsonl(tmp_path / "fixed" / "matches.jsonl")]
+  assert len(rows) == 1 + 3 * 2 + 2 and all(r["mode"] == "progress" for r in rows)
 
 
 def test_progress_without_snapshots(run_dir, capsys):

@@ -46,10 +46,11 @@ pieces (`--ladder-max 640` in one process, `--ladder-min 1280` in another) is dr
 which reads every ladder match in `DIR/matches.jsonl` (or, for a run evaluated before that
 file existed, the ladder tables of its `eval.md`).
 
-    azjax evaluate --checkpoint DIR --progress [--opponents random,mcts:200]
+    azjax evaluate --checkpoint DIR --progress [--opponents random,mcts:200,RUN_DIR]
 
 the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
-each plays the `--opponents` anchors (which also play each other) and the snapshot before it,
+each plays the `--opponents` anchors (specs, or run directories: a fixed stronger network; they
+also play each other) and the snapshot before it,
 one maximum-likelihood fit rates them all, and `DIR/progress.png` plots Elo over training
 minutes. The snapshots play stochastically here (raw policy: sampled; search: Gumbel noise at
 the root), else two of them would repeat the same two games.
@@ -439,6 +440,22 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
 # -- Progress: Elo of every snapshot over training ------------------------------------------------
 
 
+def anchor(args: argparse.Namespace, env, spec: str) -> tournament.Player:
+  """An anchor of `--progress`: an opponent spec, or a run directory (a fixed network, e.g. a
+  stronger run's, played as `--simulations` / `--raw-policy` ask, without noise).
+
+  Raises:
+    ValueError: a bad spec, or a run of another game.
+  """
+  if not Path(spec).is_dir():
+    return tournament.parse_opponent(env, spec)
+  other_env, agent = load_agent(args, spec)
+  if (other_env.name, other_env.observation_shape) != (env.name, env.observation_shape):
+    raise ValueError(f"--opponents {spec}: plays {other_env.describe()}, the run "
+                     f"{env.describe()}")
+  return agent
+
+
 def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
                  command: str) -> None:
   """Each snapshot plays every `--opponents` anchor and the snapshot before it; one Elo fit
@@ -446,7 +463,7 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   run_dir = Path(args.checkpoint)
   try:
     config, env, model, _ = agents.load_network(str(run_dir))
-    anchors = [tournament.parse_opponent(env, spec) for spec in args.opponents.split(",")]
+    anchors = [anchor(args, env, spec) for spec in args.opponents.split(",")]
     if any(isinstance(a, tournament.OpenSpielMCTS) for a in anchors):
       azjax_kinds = [k for k in tournament.OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]
       raise ValueError(f"--progress: anchors must be azjax opponents ({', '.join(azjax_kinds)})")

@@ -47,6 +47,18 @@ PRESETS: dict[str, Config] = {
         buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
         iterations=10000, minutes=15.0, eval_every=75, eval_games=64, eval_simulations=32,
         eval_mcts_simulations=200, checkpoint_every=25),
+    # Breakthrough 8x8 on 2 CPU cores, two hours (results/breakthrough8_cpu): the Connect Four
+    # recipe (mirror augmentation, value targets half outcome and half search value, replay
+    # ratio 4, random openings, a cosine learning rate over the iterations two idle hours give)
+    # on the network of the earlier 40-minute run. No matches during training: random play and
+    # rollout MCTS no longer discriminate on 8x8 (`evaluate --progress` rates the snapshots
+    # against the H100 network instead).
+    "breakthrough8_cpu": Config(
+        game="breakthrough", rows=8, cols=8, net="resnet", channels=32, blocks=4,
+        policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
+        buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
+        lr_schedule="cosine", augment=True, value_target_mix=0.5, opening_moves=8,
+        iterations=1800, minutes=120.0, eval_every=0, eval_games=0, checkpoint_every=25),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,

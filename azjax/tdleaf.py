@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import alphabeta, arena, games, nets
+from azjax import alphabeta, arena, games, nets, selfplay
 from azjax.games import base
 
 Array = jax.Array
@@ -59,8 +59,14 @@ class Config:
     `azjax.nets` kind evaluating the observation ("mlp", "resnet", ...).
   hidden: the feature MLP's two hidden widths (the source project's 6), or the net's width.
   channels, blocks: a convolutional net's trunk.
+  head: a net's heads, as `azjax.nets.NetConfig.policy_head`: "dense", or "conv" (fully
+    convolutional, the value pooled over the board: one network for every board size, as the
+    feature MLP is).
   depth: alpha-beta plies, in training and for the trained player.
   batch: games played at once; max_plies: plies before a game is cut off (bootstrapped).
+  opening_moves: every self-play game starts after 0..opening_moves uniformly random moves
+    (not searched, not learned from: `azjax.selfplay.random_opening`), for positions beyond
+    the few that deterministic self-play keeps to; 0 starts from the start position.
   td_lambda: lambda of the lambda-returns; epsilon: probability of a random move.
   learning_rate, sgd_steps: Adam steps on each iteration's positions.
   iterations, minutes: stop after either (minutes count training, not compiling).
@@ -75,9 +81,11 @@ class Config:
   hidden: int = 6
   channels: int = 32
   blocks: int = 2
+  head: str = "dense"
   depth: int = 3
   batch: int = 64
   max_plies: int = 200
+  opening_moves: int = 0
   td_lambda: float = 0.7
   epsilon: float = 0.05
   learning_rate: float = 3e-3
@@ -103,6 +111,12 @@ class Config:
       raise ValueError(f"tdleaf: td_lambda must be in [0, 1], got {self.td_lambda}")
     if not 0.0 <= self.epsilon < 1.0:
       raise ValueError(f"tdleaf: epsilon must be in [0, 1), got {self.epsilon}")
+    if isinstance(self.opening_moves, bool) or not isinstance(self.opening_moves, int) or (
+        self.opening_moves < 0):
+      raise ValueError(f"tdleaf: opening_moves must be an int >= 0, got {self.opening_moves!r}")
+    if self.head not in nets.POLICY_HEADS:
+      raise ValueError(f"tdleaf: head must be one of {', '.join(nets.POLICY_HEADS)}, got "
+                       f"{self.head!r}")
     if self.eval_games % 2:
       raise ValueError(f"tdleaf: eval_games must be even (half per colour), got {self.eval_games}")
     if self.evaluation != "features" and self.evaluation not in nets.KINDS:
@@ -164,7 +178,8 @@ def make_evaluator(config: Config, env: base.Game) -> Evaluator:
     return Evaluator(env.evaluation_features, lambda params, x: model.apply(params, x),
                      lambda key: model.init(key, features))
   net_config = nets.NetConfig(kind=config.evaluation, channels=config.channels,
-                              blocks=config.blocks, hidden=config.hidden)
+                              blocks=config.blocks, hidden=config.hidden,
+                              policy_head=config.head)
   model = nets.make(net_config, env.num_actions)
 
   def value(variables, x):
@@ -271,10 +286,11 @@ class Learner:
     return self.evaluation_on(self.env, params)
 
   def play(self, params: Any, key: Array) -> Trajectory:
-    """`batch` games of self-play from fresh starts, `max_plies` plies (`[T, B]` records)."""
+    """`batch` games of self-play from fresh starts (after their random openings),
+    `max_plies` plies (`[T, B]` records)."""
     config, env = self.config, self.env
     init_key, key = jax.random.split(key)
-    states = jax.vmap(env.init)(jax.random.split(init_key, config.batch))
+    states = selfplay.fresh_games(env, init_key, config.batch, config.opening_moves)
     evaluation = self.evaluation(params)
 
     def ply(states, key):

@@ -165,9 +165,11 @@ def test_conv_head_same_parameters_on_every_board_size(kind):
     assert nets.param_count(variables6) == nets.param_count(variables8)
     assert (nets.param_count(variables6["params"]["policy_head"])
             == nets.param_count(variables8["params"]["policy_head"]))
-  # Connect Four's column actions too.
+  # Connect Four's column actions too, and Slider's square actions plus a pass.
   assert shapes_and_dtypes(abstract_variables(config, (6, 7, 2), 7)) == shapes_and_dtypes(
       abstract_variables(config, (7, 9, 2), 9))
+  assert shapes_and_dtypes(abstract_variables(config, (5, 5, 5), 5 * 5 * 3 + 1)) == (
+      shapes_and_dtypes(abstract_variables(config, (7, 7, 5), 7 * 7 * 3 + 1)))
   # The dense head's parameters grow with the board.
   dense6 = abstract_variables(small_config(kind), (6, 6, 3), 108)
   dense8 = abstract_variables(small_config(kind), (8, 8, 3), 192)
@@ -188,6 +190,24 @@ def test_conv_head_weights_play_other_board_sizes_square_major():
   head = variables["params"]["policy_head"]["logits"]
   expected = jnp.einsum("brcf,fk->brck", trunk, head["kernel"][0, 0]) + head["bias"]
   np.testing.assert_allclose(logits.reshape(4, 8, 8, 3), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_head_pass_logit_comes_after_the_square_actions():
+  """With `R * C * K + 1` actions (Slider's pass last) the squares' logits are the 1x1 conv as
+  without a pass, and the last one is a dense layer of the board-averaged policy trunk."""
+  config = small_config("resnet", policy_head="conv")
+  _, variables = build(config, (5, 5, 3), 5 * 5 * 3 + 1)
+  model = nets.make(config, 5 * 5 * 3 + 1)
+  obs = random_obs((5, 5, 3))
+  (logits, _), state = jax.jit(model.apply, static_argnames=("train", "mutable"))(
+      variables, obs, train=False, mutable=("intermediates",))
+  trunk = state["intermediates"]["policy_trunk"]
+  head = variables["params"]["policy_head"]
+  squares = jnp.einsum("brcf,fk->brck", trunk, head["logits"]["kernel"][0, 0])
+  np.testing.assert_allclose(logits[:, :-1].reshape(4, 5, 5, 3), squares + head["logits"]["bias"],
+                             rtol=1e-4, atol=1e-5)
+  pooled = trunk.mean(axis=(1, 2)) @ head["pass_logit"]["kernel"] + head["pass_logit"]["bias"]
+  np.testing.assert_allclose(logits[:, -1], pooled[:, 0], rtol=1e-4, atol=1e-5)
 
 
 def test_conv_head_rejects_an_action_count_it_cannot_lay_out():

@@ -91,3 +91,34 @@ def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
   assert bigger.size == 6
   with pytest.raises(ValueError, match="evaluation_features"):
     tdleaf.Learner(tdleaf.Config(game="connect_four", evaluation="features"))
+
+
+def test_a_convolutional_evaluation_plays_every_board_size():
+  """`head="conv"` pools the value over the board: the parameters made for 4x4 evaluate 6x6."""
+  from azjax import games
+
+  config = tdleaf.Config(game="slider", game_options={"size": 4}, evaluation="cnn",
+                         channels=4, blocks=1, head="conv")
+  small = tdleaf.make_evaluator(config, games.make("slider", size=4))
+  params = small.init(jax.random.key(0))
+  big_env = games.make("slider", size=6)
+  big = tdleaf.make_evaluator(config, big_env)
+  state = big_env.init(jax.random.key(1))
+  value = big.value(params, big.inputs(state))
+  assert value.shape == () and -1.0 < float(value) < 1.0
+  with pytest.raises(ValueError, match="head must be one of"):
+    dataclasses.replace(config, head="pooled").validate()
+  with pytest.raises(ValueError, match="opening_moves must be an int >= 0"):
+    dataclasses.replace(config, opening_moves=-1).validate()
+
+
+def test_random_openings_start_self_play_games_apart():
+  """With `opening_moves` the batch starts from different positions (none finished); without,
+  from the start position (as before the option existed)."""
+  config = tdleaf.Config(game="tic_tac_toe", evaluation="mlp", hidden=4, blocks=1, depth=1,
+                         batch=16, max_plies=9, opening_moves=4)
+  learner = tdleaf.Learner(config)
+  first = jax.jit(learner.play)(learner.init(jax.random.key(0)).params, jax.random.key(2))
+  boards = np.asarray(first.inputs[0]).reshape(config.batch, -1)  # Observations at ply 0.
+  assert len({row.tobytes() for row in boards}) > 3
+  assert bool(np.all(first.live[0]))

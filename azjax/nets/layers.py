@@ -109,8 +109,10 @@ class PolicyHead(nn.Module):
   dense to `A`.
   kind "conv" (fully convolutional, same parameters on every board size): 1x1 conv to
   `conv_planes` planes, [BN], ReLU -> `trunk [B, R, C, conv_planes]`; a 1x1 conv to `K` planes
-  read square-major (`action = square * K + k`) when `A == R * C * K`, or, when `A == C` (the
-  action is a column, as in Connect Four), one plane averaged over each column.
+  read square-major (`action = square * K + k`) when `A == R * C * K`; the same plus one last
+  action (a pass, as in Slider) when `A == R * C * K + 1`, its logit a dense layer on the trunk
+  averaged over the board; or, when `A == C` (the action is a column, as in Connect Four), one
+  plane averaged over each column.
   """
 
   num_actions: int
@@ -136,9 +138,16 @@ class PolicyHead(nn.Module):
     squares = rows * cols
     out = lambda k: conv(k, 1, jnp.float32, use_bias=True, name="logits",
                          impl=self.conv_impl)(trunk)
-    if self.num_actions % squares == 0:
+    if self.num_actions % squares == 0 or (self.num_actions % squares == 1
+                                            and self.num_actions > squares):
       # [B, R, C, K] flattens row-major to index (row * C + col) * K + k = square * K + k.
-      logits = out(self.num_actions // squares).reshape(batch, self.num_actions)
+      per_square = self.num_actions // squares
+      logits = out(per_square).reshape(batch, squares * per_square)
+      if self.num_actions % squares:  # The pass: one logit from the whole board.
+        pooled = jnp.mean(trunk.astype(jnp.float32), axis=(1, 2))
+        pass_logit = nn.Dense(1, dtype=jnp.float32, param_dtype=jnp.float32,
+                              name="pass_logit")(pooled)
+        logits = jnp.concatenate([logits, pass_logit], axis=-1)
     elif self.num_actions == cols:
       logits = jnp.mean(out(1)[..., 0], axis=1)  # [B, C]
     else:

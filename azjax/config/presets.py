@@ -49,8 +49,9 @@ PRESETS: dict[str, Config] = {
         eval_mcts_simulations=200, checkpoint_every=25),
     # Breakthrough 8x8 on 2 CPU cores, two hours (results/breakthrough8_cpu): the Connect Four
     # recipe (mirror augmentation, value targets half outcome and half search value, replay
-    # ratio 4, random openings, a cosine learning rate over the iterations two idle hours give)
-    # on the network of the earlier 40-minute run. No matches during training: random play and
+    # ratio 4, random openings, a cosine learning rate over the run) on the network of the
+    # earlier 40-minute run. 1800 iterations is an estimate of what two idle hours give (about
+    # 4 s an iteration, twice Connect Four's), to be corrected from the first full run. No matches during training: random play and
     # rollout MCTS no longer discriminate on 8x8 (`evaluate --progress` rates the snapshots
     # against the H100 network instead).
     "breakthrough8_cpu": Config(

@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from azjax.driver import plot_run
+from azjax.driver import read_metrics
+from azjax.plots import plot_run
 
 COUNTERS = ("iteration", "positions", "games", "sgd_steps", "seconds")
 
@@ -35,7 +36,7 @@ def main(out: str, *sessions: str) -> None:
     writer = csv.DictWriter(f, keys, restval="")
     writer.writeheader()
     writer.writerows(rows)
-  plot_run(out_dir)
+  plot_run(out_dir, read_metrics(out_dir))
 
 
 if __name__ == "__main__":

@@ -242,7 +242,7 @@ def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
   path = out / "eval.md"
   old = path.read_text() if path.exists() else ""
   files.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
-                          + "\n".join(lines) + "\n")
+                     + "\n".join(lines) + "\n")
   print(f"wrote {path}", flush=True)
 
 

@@ -51,9 +51,9 @@ PRESETS: dict[str, Config] = {
     # recipe (mirror augmentation, value targets half outcome and half search value, replay
     # ratio 4, random openings, a cosine learning rate over the run) on the network of the
     # earlier 40-minute run. 1800 iterations is an estimate of what two idle hours give (about
-    # 4 s an iteration, twice Connect Four's), to be corrected from the first full run. No matches during training: random play and
-    # rollout MCTS no longer discriminate on 8x8 (`evaluate --progress` rates the snapshots
-    # against the H100 network instead).
+    # 4 s an iteration, twice Connect Four's), to be corrected from the first full run. No
+    # matches during training: random play and rollout MCTS no longer discriminate on 8x8
+    # (`evaluate --progress` rates the snapshots against the H100 network instead).
     "breakthrough8_cpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=32, blocks=4,
         policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,

@@ -25,10 +25,12 @@ CURVES = {  # name -> (file, kind)
     "baseline": (HERE / "baseline.jsonl", "efficiency"),
     "augment+mix+sgd32": (HERE / "augment+mix+sgd32.jsonl", "efficiency"),
     "augment+mix+sgd32, rerun": (HERE / "rerun/metrics.jsonl", "metrics"),
-    "+ random openings, cosine lr": (Path("results/connect_four_cpu/metrics.jsonl"),
-                                                  "metrics"),
+    "+ random openings (up to 12), cosine lr": (HERE / "openings/k12_run/metrics.jsonl",
+                                                 "metrics"),
     "the same with openings of up to 24 moves (20 min)": (HERE / "openings/k24/metrics.jsonl",
                                                            "metrics"),
+    "openings of up to 24 moves (the preset now)": (Path("results/connect_four_cpu/metrics.jsonl"),
+                                                    "metrics"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 

@@ -115,7 +115,7 @@ class Config:
       "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
   history: int = _GAME(
       0, "checkers: positions the network sees, the current one and those before it (1..8, "
-      "the source project's 5); 0 keeps the game's default (1)", check=AT_LEAST_0)
+      "the source project's 5); 0 keeps the game's default (1)")
 
   net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS, to="kind")
   channels: int = _NETWORK(32, "convolution channels of the trunk (resnet, se_resnet, cnn)",

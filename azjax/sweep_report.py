@@ -164,6 +164,5 @@ def write_summary(sweep_dir: Path, results: Sequence[RunResult], timings: Sequen
             "`final.png`; each run's own metrics, plots and checkpoints: `<run>/`.", ""]
   md_path = sweep_dir / "summary.md"
   md_path.write_text("\n".join(lines))
-  metrics = {s: [read_metrics(r.run_dir) for r in results if r.run.setting == s] for s in order}
-  pooled = {o: pool(results, o) for o in opponents}
+  metrics = {s: [read_metrics(r.run_dir) for r in by_setting[s]] for s in order}
   return [csv_path, md_path] + plots.plot_sweep(sweep_dir, metrics, pooled)

@@ -189,8 +189,9 @@ def build_pool(items: Sequence[str], load: Callable[[str], tuple], game: str | N
 # -- Elo over training -----------------------------------------------------------------------------
 
 
-def snapshot_matches(env, run_dir: str | Path, player: Callable[[Any], agents.Policy],
-                     anchors: Sequence[agents.Agent], games: int, key: jax.Array
+def snapshot_matches(env, run_dir: str | Path, abstract: Any, steps: Sequence[int],
+                     player: Callable[[Any], agents.Policy], anchors: Sequence[agents.Agent],
+                     games: int, key: jax.Array
                      ) -> Iterator[tuple[str, str, arena.MatchResult, float]]:
   """The matches that rate every network snapshot of a run (`models/<iteration>`): the
   anchors play each other, then each snapshot (named `it<iteration>`) plays every anchor and
@@ -201,18 +202,12 @@ def snapshot_matches(env, run_dir: str | Path, player: Callable[[Any], agents.Po
   one compiled program: the networks' variables are arguments, not constants.
 
   Args:
+    abstract: the network's abstract variables (`agents.load_network`), which the snapshots
+      are read into.
+    steps: the iterations of the snapshots to rate (`checkpoint.list_models`), in order.
     player: the policy of a snapshot's variables; it should be stochastic (two deterministic
       snapshots would replay the same two games).
-
-  Raises:
-    FileNotFoundError: the run has no snapshot.
   """
-  _, _, _, abstract = agents.load_network(str(run_dir))
-  snapshots = checkpoint.list_models(run_dir)
-  if not snapshots:
-    raise FileNotFoundError(f"{run_dir}: no network snapshots in models/ (runs write one at "
-                            "every checkpoint)")
-
   def outcomes(policy_a, policy_b, key):
     return arena.match_outcomes(env, policy_a, policy_b, games, env.max_game_length, key)
 
@@ -225,7 +220,7 @@ def snapshot_matches(env, run_dir: str | Path, player: Callable[[Any], agents.Po
       result, seconds = timed_play(env, a, b, games, match_key)
       yield a.name, b.name, result, seconds
   previous = None
-  for step, _ in snapshots:
+  for step in steps:
     variables = checkpoint.load_model(run_dir, abstract, step=step)
     matches = [(a.name, lambda k, a=a: vs_anchor[a.name](variables, k)) for a in anchors]
     if previous is not None:

@@ -462,7 +462,7 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   (`tournament.snapshot_matches`)."""
   run_dir = Path(args.checkpoint)
   try:
-    config, env, model, _ = agents.load_network(str(run_dir))
+    config, env, model, abstract = agents.load_network(str(run_dir))
     anchors = [anchor(args, env, spec) for spec in args.opponents.split(",")]
     if any(isinstance(a, tournament.OpenSpielMCTS) for a in anchors):
       azjax_kinds = [k for k in tournament.OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]
@@ -488,7 +488,7 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   interrupted = False
   try:
     for name_a, name_b, result, seconds in tournament.snapshot_matches(
-        env, run_dir, player, anchors, args.games, jax.random.key(args.seed)):
+        env, run_dir, abstract, snapshots, player, anchors, args.games, jax.random.key(args.seed)):
       results.append(result)
       rows.append(tournament.match_row(result, seconds, mode="progress", command=command))
       lines.append(table_row(result, seconds))

@@ -12,7 +12,8 @@ iteration plays and learns; runs are checkpointed and resumable like AlphaZero r
 >>> config = Config(game="slider", game_options={"size": 5}, depth=3)
 >>> learner = Learner(config)
 >>> state = learner.init(jax.random.key(0))
->>> state, metrics = learner.iteration(state)       # plays `batch` games, then learns
+>>> kept = learner.empty_replay()                    # None unless config.replay > 1
+>>> state, kept, metrics = learner.iteration(state, kept)   # plays `batch` games, learns
 >>> player = learner.player(state.params)          # an `agents.Agent` (alpha-beta)
 
 **Evaluations** (`Config.evaluation`): "features" is the source project's small network, the
@@ -28,6 +29,13 @@ lambda-return is `G_t = (1 - lambda) u_{t+1} + lambda G_{t+1}`, ending at `G = z
 last move. Learning stops at an exploratory (random) move: its position's target is its own
 value, so earlier positions bootstrap from it rather than from where the random move led; a
 game cut off at `max_plies` bootstraps the same way. Only evaluated leaves carry a gradient.
+
+**Replay** (`Config.replay`): the learning steps fit the games of the last `replay` iterations,
+not only the newest, their lambda-returns recomputed with the current evaluation at every step
+(so old games are read as KnightCap would read them today). Playing is what costs here (every
+move a search), so a game learned from `replay` times is that much more learning per CPU-minute.
+The kept games are not checkpointed (they are large and old runs' checkpoints have none): a
+resumed run refills them within `replay` iterations.
 """
 
 from __future__ import annotations
@@ -68,7 +76,8 @@ class Config:
     (not searched, not learned from: `azjax.selfplay.random_opening`), for positions beyond
     the few that deterministic self-play keeps to; 0 starts from the start position.
   td_lambda: lambda of the lambda-returns; epsilon: probability of a random move.
-  learning_rate, sgd_steps: Adam steps on each iteration's positions.
+  learning_rate, sgd_steps: Adam steps (full batch) on each iteration's positions.
+  replay: the iterations whose games those steps fit (1: the newest only).
   iterations, minutes: stop after either (minutes count training, not compiling).
   eval_every, eval_games: every this many iterations, this many games against the game's
     hand-written evaluation at the same depth (half with each colour); 0 turns it off.
@@ -90,6 +99,7 @@ class Config:
   epsilon: float = 0.05
   learning_rate: float = 3e-3
   sgd_steps: int = 4
+  replay: int = 1
   seed: int = 0
   iterations: int = 1_000_000
   minutes: float = 60.0
@@ -102,7 +112,7 @@ class Config:
 
   def validate(self) -> "Config":
     """Returns self, or raises ValueError naming the bad field."""
-    positive = ("hidden", "depth", "batch", "max_plies", "sgd_steps", "iterations")
+    positive = ("hidden", "depth", "batch", "max_plies", "sgd_steps", "replay", "iterations")
     for name in positive:
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -251,6 +261,22 @@ def td_loss(evaluator: Evaluator, td_lambda: float, params: Any, t: Trajectory) 
   return jnp.sum(weight * (u - jax.lax.stop_gradient(g)) ** 2) / jnp.maximum(jnp.sum(weight), 1)
 
 
+def keep(kept: Trajectory, records: Trajectory, slot: Array) -> Trajectory:
+  """`kept` (`[R, T, B, ...]`, R iterations of games) with `records` (`[T, B, ...]`) written
+  over slot `slot` (the oldest, when slots are used in turn)."""
+  return jax.tree.map(lambda old, new: old.at[slot].set(new), kept, records)
+
+
+def replayed(kept: Trajectory) -> Trajectory:
+  """`[R, T, B, ...]` -> `[T, R * B, ...]`: every kept game a column, as `td_loss` reads
+  them (slots never written hold no live plies, so they weigh nothing)."""
+  def merge(x):
+    x = jnp.moveaxis(x, 0, 1)
+    return x.reshape((x.shape[0], -1) + x.shape[3:])
+
+  return jax.tree.map(merge, kept)
+
+
 # -- The learner -----------------------------------------------------------------------------------
 
 
@@ -312,16 +338,29 @@ class Learner:
     _, records = jax.lax.scan(ply, states, jax.random.split(key, config.max_plies))
     return records
 
-  def _iteration(self, state: TrainState) -> tuple[TrainState, dict]:
+  def empty_replay(self) -> Trajectory | None:
+    """The kept games before any are played: `[replay, T, B, ...]` with no live ply (None
+    when `replay` is 1: each iteration learns from its own games only)."""
+    if self.config.replay == 1:
+      return None
+    shapes = jax.eval_shape(self.play, self.init(jax.random.key(0)).params, jax.random.key(0))
+    return jax.tree.map(lambda x: jnp.zeros((self.config.replay,) + x.shape, x.dtype), shapes)
+
+  def _iteration(self, state: TrainState, kept: Trajectory | None
+                 ) -> tuple[TrainState, Trajectory | None, dict]:
     config = self.config
     play_key, key = jax.random.split(state.key)
     records = self.play(state.params, play_key)
     finished = jnp.any(records.ended, axis=0)
     loss = functools.partial(td_loss, self.evaluator, config.td_lambda)
+    data = records
+    if kept is not None:
+      kept = keep(kept, records, state.iteration % config.replay)
+      data = replayed(kept)
 
     def sgd(carry, _):
       params, opt_state = carry
-      value, grads = jax.value_and_grad(loss)(params, records)
+      value, grads = jax.value_and_grad(loss)(params, data)
       updates, opt_state = self.optimizer.update(grads, opt_state, params)
       return (optax.apply_updates(params, updates), opt_state), value
 
@@ -336,7 +375,7 @@ class Learner:
         "unfinished_rate": jnp.mean(~finished), "mean_game_length": jnp.mean(plies),
         "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(jnp.sum(plies), 1),
         "iteration_positions": jnp.sum(plies).astype(jnp.float32)}
-    return TrainState(params, opt_state, state.iteration + 1, key), metrics
+    return TrainState(params, opt_state, state.iteration + 1, key), kept, metrics
 
   # -- The trained player ----------------------------------------------------------------------
 
@@ -449,7 +488,8 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   log(f"compiling the TD-Leaf iteration ({config.game}, depth {config.depth}, "
       f"{config.batch} games at once) ...")
   t0 = time.time()
-  learner.iteration.lower(state).compile()
+  kept = learner.empty_replay()
+  learner.iteration.lower(state, kept).compile()
   log(f"compiled in {time.time() - t0:.0f} s")
   if int(state.iteration) == 0 and config.eval_every:
     row = {"iteration": 0, "seconds": 0.0, "games": 0,
@@ -462,7 +502,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   positions = _last_positions(metrics_path)
   while int(state.iteration) < config.iterations and seconds - start_seconds < budget:
     t = time.time()
-    state, metrics = learner.iteration(state)
+    state, kept, metrics = learner.iteration(state, kept)
     metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
     seconds += time.time() - t
     it = int(state.iteration)

@@ -71,9 +71,34 @@ def test_loss_has_no_gradient_from_exact_leaves_or_finished_plies():
   assert np.isfinite(float(loss)) and float(loss) >= 0
 
 
+def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
+  learner = _learner()
+  params = learner.init(jax.random.key(0)).params
+  play = jax.jit(learner.play)
+  first, second = play(params, jax.random.key(3)), play(params, jax.random.key(4))
+  loss = functools.partial(tdleaf.td_loss, learner.evaluator, 0.7, params)
+  empty = jax.tree.map(lambda x: jnp.zeros((3,) + x.shape, x.dtype), first)
+  kept = tdleaf.keep(empty, first, 1)
+  np.testing.assert_allclose(float(loss(tdleaf.replayed(kept))), float(loss(first)), rtol=1e-6)
+  # Two games' worth: the mean over every evaluated leaf of both, weighted by their counts.
+  kept = tdleaf.keep(kept, second, 2)
+  def count(t):
+    return float(jnp.sum(t.live & ~t.exact))
+  both = (loss(first) * count(first) + loss(second) * count(second)) / (
+      count(first) + count(second))
+  np.testing.assert_allclose(float(loss(tdleaf.replayed(kept))), float(both), rtol=1e-5)
+  columns = tdleaf.replayed(kept).live.shape[1]
+  assert columns == 3 * TINY.batch
+  # A slot is overwritten in turn: writing `second` over slot 1 leaves no trace of `first`.
+  np.testing.assert_allclose(float(loss(tdleaf.replayed(tdleaf.keep(kept, second, 1)))),
+                             float(loss(second)), rtol=1e-5)
+
+
 def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
   run = tmp_path / "run"
-  row = tdleaf.train(dataclasses.replace(TINY, iterations=2), run, log=lambda *_: None)
+  # replay=2: the kept games are not checkpointed, so resuming refills them.
+  row = tdleaf.train(dataclasses.replace(TINY, iterations=2, replay=2), run,
+                     log=lambda *_: None)
   assert row["iteration"] == 2 and "score_vs_hand" in row
   with pytest.raises(ValueError, match="holds a run"):
     tdleaf.train(TINY, run, log=lambda *_: None)

@@ -71,6 +71,14 @@ def fresh_games(game: Game, key: chex.PRNGKey, batch: int, opening_moves: int = 
   return jax.vmap(lambda k: random_opening(game, k, opening_moves))(jax.random.split(key, batch))
 
 
+def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int = 0) -> Any:
+  """`games` (batched) with a fresh game (`fresh_games`) in each slot whose game has ended."""
+  ended = games.terminated
+  fresh = fresh_games(game, key, ended.shape[0], opening_moves)
+  return jax.tree.map(
+      lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, games)
+
+
 def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey,
          opening_moves: int = 0) -> SelfPlayState:
   games = fresh_games(game, key, batch, opening_moves)
@@ -117,11 +125,8 @@ def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variabl
     stepped = jax.vmap(game.step)(games, out.action)
     ended = stepped.terminated
     buffer = replay.assign_outcomes(buffer, ended, carry.episode, stepped.rewards)
-    # -- Start a new game in each slot whose game ended.
     batch = ended.shape[0]
-    fresh = fresh_games(game, reset_key, batch, opening_moves)
-    games = jax.tree.map(
-        lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, stepped)
+    games = restart_ended(game, stepped, reset_key, opening_moves)
     stats = ChunkStats(
         moves=jnp.int32(batch),
         games_finished=jnp.sum(ended, dtype=jnp.int32),

@@ -3,11 +3,14 @@
 The KnightCap algorithm (Baxter, Tridgell and Weaver, 1998), as the Slider source project used
 it, batched: `batch` games are played at once, every move chosen by `azjax.alphabeta.search` at
 `depth` plies with the current evaluation (a random legal move with probability `epsilon`, for
-exploration). For each position the search's principal-variation leaf is kept; when the games
-are over, every leaf evaluation moves toward its lambda-return of the later leaf evaluations
-and the final result, by a few optax steps of regression (the forward view of KnightCap's
-update, `sum_j lambda^(j-t) d_j` with temporal differences `d_j` of leaf values). One jitted
-iteration plays and learns; runs are checkpointed and resumable like AlphaZero runs.
+exploration). For each position the search's principal-variation leaf is kept; after
+`max_plies` plies, every leaf evaluation moves toward its lambda-return of the later leaf
+evaluations and the game's result, by a few optax steps of regression (the forward view of
+KnightCap's update, `sum_j lambda^(j-t) d_j` with temporal differences `d_j` of leaf values).
+A game that ends is replaced by a fresh one in its slot at once (as AlphaZero's self-play
+does), so no search is spent on finished games; the games still running after `max_plies`
+plies are cut off. One jitted iteration plays and learns; runs are checkpointed and resumable
+like AlphaZero runs.
 
 >>> config = Config(game="slider", game_options={"size": 5}, depth=3)
 >>> learner = Learner(config)
@@ -26,9 +29,10 @@ inference mode). Either way the value is from the mover's side, in (-1, 1).
 **Targets.** With `u_t` the value of position `t` (its PV leaf's evaluation, or the exact
 result when the PV ends the game), all from player 0's side, and `z` the game's result, the
 lambda-return is `G_t = (1 - lambda) u_{t+1} + lambda G_{t+1}`, ending at `G = z` after the
-last move. Learning stops at an exploratory (random) move: its position's target is its own
-value, so earlier positions bootstrap from it rather than from where the random move led; a
-game cut off at `max_plies` bootstraps the same way. Only evaluated leaves carry a gradient.
+game's last move. Learning stops at an exploratory (random) move: its position's target is its
+own value, so earlier positions bootstrap from it rather than from where the random move led; a
+game cut off at the end of the iteration bootstraps the same way. Only evaluated leaves carry
+a gradient.
 
 **Replay** (`Config.replay`): the learning steps fit the games of the last `replay` iterations,
 not only the newest, their lambda-returns recomputed with the current evaluation at every step
@@ -71,7 +75,9 @@ class Config:
     convolutional, the value pooled over the board: one network for every board size, as the
     feature MLP is).
   depth: alpha-beta plies, in training and for the trained player.
-  batch: games played at once; max_plies: plies before a game is cut off (bootstrapped).
+  batch: games played at once (a finished game's slot starts a new one at once);
+    max_plies: plies every slot plays an iteration (the games running then are cut off and
+    bootstrapped).
   opening_moves: every self-play game starts after 0..opening_moves uniformly random moves
     (not searched, not learned from: `azjax.selfplay.random_opening`), for positions beyond
     the few that deterministic self-play keeps to; 0 starts from the start position.
@@ -202,25 +208,27 @@ def make_evaluator(config: Config, env: base.Game) -> Evaluator:
 # -- Targets and loss ------------------------------------------------------------------------------
 
 
-def lambda_returns(u: Array, result: Array, last: Array, stop: Array, td_lambda: float) -> Array:
-  """`[T]` lambda-returns of one game from player 0's side (see the module docstring).
+def lambda_returns(u: Array, reward: Array, last: Array, stop: Array, td_lambda: float) -> Array:
+  """`[T]` lambda-returns of one slot's plies from player 0's side (see the module docstring):
+  one game, or several one after another (a game's `last` move ends its returns; the next ply
+  starts the next game).
 
   Args:
-    u: `[T]` the positions' values (player 0's side); entries after the game are ignored.
-    result: `[]` the game's result for player 0 (used after the `last` move).
-    last: `[T]` bool, True at the game's final move (the move that ended it).
+    u: `[T]` the positions' values (player 0's side); entries after the games are ignored.
+    reward: `[T]` player 0's reward of each move: at a `last` move, the game's result.
+    last: `[T]` bool, True at a game's final move (the move that ended it).
     stop: `[T]` bool, True where learning does not look past the position: an exploratory
       move was played from it, or the game was cut off there. Its target is `u` itself.
   """
   u_next = jnp.concatenate([u[1:], u[-1:]])
 
   def back(g_next, x):
-    u_t, u_t1, last_t, stop_t = x
-    g = jnp.where(last_t, result, (1.0 - td_lambda) * u_t1 + td_lambda * g_next)
+    u_t, u_t1, reward_t, last_t, stop_t = x
+    g = jnp.where(last_t, reward_t, (1.0 - td_lambda) * u_t1 + td_lambda * g_next)
     g = jnp.where(stop_t & ~last_t, u_t, g)
     return g, g
 
-  _, g = jax.lax.scan(back, result, (u, u_next, last, stop), reverse=True)
+  _, g = jax.lax.scan(back, jnp.zeros_like(u[0]), (u, u_next, reward, last, stop), reverse=True)
   return g
 
 
@@ -232,7 +240,7 @@ class Trajectory(NamedTuple):
   exact: Array  # bool: the PV ends the game; `value` is then exact
   value: Array  # the search's root value, mover's side
   mover: Array  # int32 player to move
-  live: Array  # bool: the game was still on at this ply
+  live: Array  # bool: a game was on at this ply (always, since slots restart their games)
   explored: Array  # bool: a random move was played
   ended: Array  # bool: this ply's move ended the game
   reward: Array  # player 0's reward of the move played
@@ -253,10 +261,9 @@ def td_loss(evaluator: Evaluator, td_lambda: float, params: Any, t: Trajectory) 
   u = position_values(evaluator, params, t)
   live_next = jnp.concatenate([t.live[1:], jnp.zeros_like(t.live[:1])])
   stop = t.explored | (t.live & ~t.ended & ~live_next)  # a random move, or cut off
-  result = jnp.sum(jnp.where(t.live, t.reward, 0.0), axis=0)
   returns = functools.partial(lambda_returns, td_lambda=td_lambda)
-  g = jax.vmap(returns, in_axes=(1, 0, 1, 1), out_axes=1)(
-      jax.lax.stop_gradient(u), result, t.ended, stop)
+  g = jax.vmap(returns, in_axes=1, out_axes=1)(
+      jax.lax.stop_gradient(u), jnp.where(t.live, t.reward, 0.0), t.ended, stop)
   weight = (t.live & ~t.exact).astype(jnp.float32)
   return jnp.sum(weight * (u - jax.lax.stop_gradient(g)) ** 2) / jnp.maximum(jnp.sum(weight), 1)
 
@@ -312,15 +319,15 @@ class Learner:
     return self.evaluation_on(self.env, params)
 
   def play(self, params: Any, key: Array) -> Trajectory:
-    """`batch` games of self-play from fresh starts (after their random openings),
-    `max_plies` plies (`[T, B]` records)."""
+    """`max_plies` plies of self-play in `batch` slots (`[T, B]` records), each slot starting
+    a fresh game (after its random opening) at the start and whenever its game ends."""
     config, env = self.config, self.env
     init_key, key = jax.random.split(key)
     states = selfplay.fresh_games(env, init_key, config.batch, config.opening_moves)
     evaluation = self.evaluation(params)
 
     def ply(states, key):
-      search_key, explore_key, random_key = jax.random.split(key, 3)
+      search_key, explore_key, random_key, restart_key = jax.random.split(key, 4)
       found = alphabeta.search(env, states, search_key, depth=config.depth,
                                evaluation=evaluation)
       explored = jax.random.bernoulli(explore_key, config.epsilon, (config.batch,))
@@ -333,7 +340,7 @@ class Learner:
           exact=found.leaf_exact, value=found.value, mover=states.current_player, live=live,
           explored=explored & live, ended=live & after.terminated, reward=after.rewards[:, 0],
           nodes=jnp.where(live, found.nodes, 0))
-      return after, record
+      return selfplay.restart_ended(env, after, restart_key, config.opening_moves), record
 
     _, records = jax.lax.scan(ply, states, jax.random.split(key, config.max_plies))
     return records
@@ -351,7 +358,6 @@ class Learner:
     config = self.config
     play_key, key = jax.random.split(state.key)
     records = self.play(state.params, play_key)
-    finished = jnp.any(records.ended, axis=0)
     loss = functools.partial(td_loss, self.evaluator, config.td_lambda)
     data = records
     if kept is not None:
@@ -366,15 +372,18 @@ class Learner:
 
     (params, opt_state), losses = jax.lax.scan(sgd, (state.params, state.opt_state), None,
                                                length=config.sgd_steps)
-    result = jnp.sum(jnp.where(records.live, records.reward, 0.0), axis=0)
-    plies = jnp.sum(records.live, axis=0)
+    ended = records.ended
+    finished = jnp.sum(ended)
+    plies = jnp.sum(records.live)
+    per_game = jnp.maximum(finished, 1)
     metrics = {
-        "loss": losses[0], "games": jnp.float32(config.batch),
-        "first_player_win_rate": jnp.mean(result > 0),
-        "draw_rate": jnp.mean(finished & (result == 0)),
-        "unfinished_rate": jnp.mean(~finished), "mean_game_length": jnp.mean(plies),
-        "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(jnp.sum(plies), 1),
-        "iteration_positions": jnp.sum(plies).astype(jnp.float32)}
+        "loss": losses[0], "games_finished": finished.astype(jnp.float32),
+        "first_player_win_rate": jnp.sum(ended & (records.reward > 0)) / per_game,
+        "draw_rate": jnp.sum(ended & (records.reward == 0)) / per_game,
+        # Plies of the games cut off at the iteration's end count toward no game's length.
+        "mean_game_length": jnp.sum(jnp.cumsum(ended[::-1], axis=0)[::-1] > 0) / per_game,
+        "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(plies, 1),
+        "iteration_positions": plies.astype(jnp.float32)}
     return TrainState(params, opt_state, state.iteration + 1, key), kept, metrics
 
   # -- The trained player ----------------------------------------------------------------------
@@ -436,12 +445,13 @@ def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
           f"score_vs_{prefix}_high": high}
 
 
-def _last_positions(path: Path) -> int:
-  """The positions played so far by a run being resumed (0 for a new one)."""
+def _played_so_far(path: Path) -> tuple[int, int]:
+  """`(positions, games)` played so far by a run being resumed (zeros for a new one)."""
   if not path.exists():
-    return 0
+    return 0, 0
   rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-  return int(rows[-1].get("positions", 0)) if rows else 0
+  last = rows[-1] if rows else {}
+  return int(last.get("positions", 0)), int(last.get("games", 0))
 
 
 def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=print) -> dict:
@@ -498,15 +508,14 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
     log(f"iteration 0: score vs hand {row['score_vs_hand']:.3f}")
   budget = config.minutes * 60 if config.minutes else float("inf")
   start_seconds, row = seconds, {}
-  games_so_far = int(state.iteration) * config.batch
-  positions = _last_positions(metrics_path)
+  positions, games_so_far = _played_so_far(metrics_path)
   while int(state.iteration) < config.iterations and seconds - start_seconds < budget:
     t = time.time()
     state, kept, metrics = learner.iteration(state, kept)
     metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
     seconds += time.time() - t
     it = int(state.iteration)
-    games_so_far += config.batch
+    games_so_far += int(metrics["games_finished"])
     positions += int(metrics["iteration_positions"])
     row = {"iteration": it, "seconds": round(seconds, 2), **metrics, "games": games_so_far,
            "positions": positions}

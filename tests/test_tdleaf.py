@@ -20,7 +20,9 @@ def _learner():
 
 
 def _returns(u, result, last, stop, td_lambda):
-  return np.asarray(tdleaf.lambda_returns(jnp.array(u, jnp.float32), jnp.float32(result),
+  """One game's returns: its `result` is the reward of its `last` move."""
+  reward = np.where(last, result, 0.0).astype(np.float32)
+  return np.asarray(tdleaf.lambda_returns(jnp.array(u, jnp.float32), jnp.array(reward),
                                           jnp.array(last), jnp.array(stop), td_lambda))
 
 
@@ -40,12 +42,29 @@ def test_lambda_returns_by_hand():
                              [0.175, -0.05, 0.0], atol=1e-6)
 
 
+def test_lambda_returns_of_games_one_after_another_in_a_slot():
+  """A slot restarts its game when one ends: the second game's values and result do not reach
+  the first's returns, and the second, cut off, bootstraps from its last value."""
+  u = jnp.array([0.2, 0.4, -0.1, 0.6, 0.8], jnp.float32)
+  reward = jnp.array([0.0, 0.0, -1.0, 0.0, 0.0], jnp.float32)
+  last = jnp.array([False, False, True, False, False])
+  stop = jnp.array([False, False, False, False, True])  # cut off after ply 4
+  g = np.asarray(tdleaf.lambda_returns(u, reward, last, stop, 0.5))
+  # First game: G2 = -1; G1 = 0.5 * -0.1 + 0.5 * -1 = -0.55; G0 = 0.5 * 0.4 + 0.5 * -0.55.
+  # Second: G4 = u4 = 0.8 (cut off); G3 = 0.5 * 0.8 + 0.5 * 0.8 = 0.8.
+  np.testing.assert_allclose(g, [-0.075, -0.55, -1.0, 0.8, 0.8], atol=1e-6)
+
+
 def test_recorded_leaves_give_back_the_root_values():
   learner = _learner()
   state = learner.init(jax.random.key(0))
   records = jax.jit(learner.play)(state.params, jax.random.key(1))
   live = np.asarray(records.live)
-  assert live[0].all() and np.asarray(records.ended).sum() <= TINY.batch
+  # Every slot plays every ply: a finished game is replaced at once by a fresh one, where the
+  # first player (H) moves.
+  ended = np.asarray(records.ended)
+  assert live.all() and ended[:-1].any()
+  assert (np.asarray(records.mover)[1:][ended[:-1]] == 0).all()
   flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), records.inputs)
   evaluated = np.asarray(jax.vmap(lambda x: learner.evaluator.value(state.params, x))(flat))
   evaluated = evaluated.reshape(live.shape)

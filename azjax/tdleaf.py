@@ -87,6 +87,9 @@ class Config:
   iterations, minutes: stop after either (minutes count training, not compiling).
   eval_every, eval_games: every this many iterations, this many games against the game's
     hand-written evaluation at the same depth (half with each colour); 0 turns it off.
+  solver_every: every this many iterations, the player's mistakes against perfect play on the
+    game's solver-labelled positions (`azjax.solver_benchmark`: tic-tac-toe, Connect Four),
+    logged as `solver/alphabeta<depth>/<metric>` like an AlphaZero run's; 0 turns it off.
   checkpoint_every: iterations between checkpoints (and snapshots in models/<iteration>).
   """
 
@@ -111,6 +114,7 @@ class Config:
   minutes: float = 60.0
   eval_every: int = 25
   eval_games: int = 64
+  solver_every: int = 0
   checkpoint_every: int = 25
 
   def __hash__(self):
@@ -133,6 +137,9 @@ class Config:
     if self.head not in nets.POLICY_HEADS:
       raise ValueError(f"tdleaf: head must be one of {', '.join(nets.POLICY_HEADS)}, got "
                        f"{self.head!r}")
+    if isinstance(self.solver_every, bool) or not isinstance(self.solver_every, int) or (
+        self.solver_every < 0):
+      raise ValueError(f"tdleaf: solver_every must be an int >= 0, got {self.solver_every!r}")
     if self.eval_games % 2:
       raise ValueError(f"tdleaf: eval_games must be even (half per colour), got {self.eval_games}")
     if self.evaluation != "features" and self.evaluation not in nets.KINDS:
@@ -401,11 +408,17 @@ class Learner:
                         alphabeta.search_policy(env, depth=depth, evaluation=evaluation))
 
   @functools.partial(jax.jit, static_argnums=0)
+  def decide(self, params: Any, states: Any, key: Array) -> tuple[Array, Array]:
+    """`([B] int32, [B] float32)`: the trained player's moves in `states` and its search's
+    root values (mover's side, exact results as +-1 or 0). The params are traced, so every
+    snapshot of a run shares one compilation."""
+    found = alphabeta.search(self.env, states, key, depth=self.config.depth,
+                             evaluation=self.evaluation(params))
+    return found.action, jnp.where(found.leaf_exact, jnp.sign(found.value), found.value)
+
   def act(self, params: Any, states: Any, key: Array) -> Array:
-    """`[B]` int32: the trained player's moves in `states` (the params traced, so every
-    snapshot of a run shares one compilation)."""
-    return alphabeta.search(self.env, states, key, depth=self.config.depth,
-                            evaluation=self.evaluation(params)).action
+    """`[B]` int32: the trained player's moves in `states`."""
+    return self.decide(params, states, key)[0]
 
   def evaluation_on(self, env: base.Game, params: Any) -> Callable[[Any], Array]:
     """The learned evaluation on another variant of the game (another Slider size)."""
@@ -445,6 +458,41 @@ def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
           f"score_vs_{prefix}_high": high}
 
 
+def solver_scorer(learner: Learner, positions: Any = None) -> Callable[[Any], dict[str, float]]:
+  """`params -> {"solver/alphabeta<depth>/<metric>": value}`: the player's moves (and the sign
+  of its root values) on solver-labelled `positions` (default: the game's committed set,
+  loaded once here).
+
+  Raises:
+    ValueError: the game has no solver benchmark; FileNotFoundError: its file is missing.
+  """
+  from azjax import solver_benchmark
+
+  if positions is None:
+    positions = solver_benchmark.Positions.load(
+        solver_benchmark.positions_path(learner.env.name))
+  states = positions.states(learner.env)
+  player = f"alphabeta{learner.config.depth}"
+
+  def score(params: Any) -> dict[str, float]:
+    # The same key every time: the curve's changes come from the evaluation alone.
+    actions, values = jax.device_get(learner.decide(params, states, jax.random.key(0)))
+    results = {player: solver_benchmark.move_metrics(positions, actions, values)}
+    return solver_benchmark.overall(results, prefix="solver/")
+
+  return score
+
+
+def _summary(row: dict) -> str:
+  """The scores of a metrics row, for the log: against the hand evaluation, mistakes."""
+  parts = []
+  if "score_vs_hand" in row:
+    parts.append(f"score vs hand {row['score_vs_hand']:.3f}")
+  parts += [f"{key.split('/')[1]} mistakes {value:.1%}" for key, value in row.items()
+            if key.startswith("solver/") and key.endswith("/mistake_rate")]
+  return ", ".join(parts)
+
+
 def _played_so_far(path: Path) -> tuple[int, int]:
   """`(positions, games)` played so far by a run being resumed (zeros for a new one)."""
   if not path.exists():
@@ -461,7 +509,8 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   Returns the last metrics row.
 
   Raises:
-    ValueError: a new run in a directory that holds a run, or `resume` of one that holds none.
+    ValueError: a new run in a directory that holds a run, `resume` of one that holds none, or
+      `solver_every` for a game without a solver benchmark (nothing is written then).
   """
   import time
 
@@ -477,9 +526,10 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   if resume:
     saved = Config.load(run_dir)
     config = dataclasses.replace(saved, minutes=config.minutes, iterations=config.iterations)
+  learner = Learner(config)
+  solver = solver_scorer(learner) if config.solver_every else None  # Fails before writing.
   run_dir.mkdir(parents=True, exist_ok=True)
   config.save(run_dir)
-  learner = Learner(config)
   state = learner.init(jax.random.key(config.seed))
   mngr = checkpoint.manager(run_dir)
   seconds = 0.0
@@ -501,11 +551,14 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   kept = learner.empty_replay()
   learner.iteration.lower(state, kept).compile()
   log(f"compiled in {time.time() - t0:.0f} s")
-  if int(state.iteration) == 0 and config.eval_every:
-    row = {"iteration": 0, "seconds": 0.0, "games": 0,
-           **_score_columns(learner.score_against_hand(state.params, eval_key))}
+  if int(state.iteration) == 0 and (config.eval_every or solver):
+    row = {"iteration": 0, "seconds": 0.0, "games": 0}
+    if config.eval_every:
+      row.update(_score_columns(learner.score_against_hand(state.params, eval_key)))
+    if solver:
+      row.update(solver(state.params))
     _append(metrics_path, row)
-    log(f"iteration 0: score vs hand {row['score_vs_hand']:.3f}")
+    log(f"iteration 0: {_summary(row)}")
   budget = config.minutes * 60 if config.minutes else float("inf")
   start_seconds, row = seconds, {}
   positions, games_so_far = _played_so_far(metrics_path)
@@ -522,10 +575,13 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
     if config.eval_every and it % config.eval_every == 0:
       eval_key, key = jax.random.split(eval_key)
       row.update(_score_columns(learner.score_against_hand(state.params, key)))
+    if solver and it % config.solver_every == 0:
+      row.update(solver(state.params))
     _append(metrics_path, row)
-    extra = f", score vs hand {row['score_vs_hand']:.3f}" if "score_vs_hand" in row else ""
+    extra = _summary(row)
     log(f"iteration {it}: {seconds / 60:.1f} min, loss {metrics['loss']:.4f}, game length "
-        f"{metrics['mean_game_length']:.0f}, draws {metrics['draw_rate']:.2f}{extra}")
+        f"{metrics['mean_game_length']:.0f}, draws {metrics['draw_rate']:.2f}"
+        + (f", {extra}" if extra else ""))
     if it % config.checkpoint_every == 0:
       save(it)
   save(int(state.iteration))

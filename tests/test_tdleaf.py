@@ -166,3 +166,30 @@ def test_random_openings_start_self_play_games_apart():
   boards = np.asarray(first.inputs[0]).reshape(config.batch, -1)  # Observations at ply 0.
   assert len({row.tobytes() for row in boards}) > 3
   assert bool(np.all(first.live[0]))
+
+
+def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
+  """Alpha-beta to the end of tic-tac-toe never needs its evaluation: whatever the weights, it
+  makes no mistake and knows every position's value (the scorer's bookkeeping is then checked
+  against perfect play); a run logs the scores, and a game without a benchmark stops the run
+  before it writes anything."""
+  config = tdleaf.Config(game="tic_tac_toe", evaluation="mlp", hidden=4, blocks=1, depth=9,
+                         batch=4, max_plies=9, eval_every=0, solver_every=1, iterations=1)
+  from azjax import solver_benchmark
+
+  learner = tdleaf.Learner(config)
+  positions = solver_benchmark.Positions.load(solver_benchmark.positions_path("tic_tac_toe"))
+  late = positions.subset(np.flatnonzero(positions.num_moves >= 5))  # Small trees: fast.
+  row = tdleaf.solver_scorer(learner, late)(learner.init(jax.random.key(0)).params)
+  assert row["solver/alphabeta9/mistake_rate"] == 0.0
+  assert row["solver/alphabeta9/optimal_rate"] == 1.0
+  assert row["solver/alphabeta9/value_accuracy"] == 1.0
+  shallow = dataclasses.replace(config, depth=1)
+  last = tdleaf.train(shallow, tmp_path / "ttt", log=lambda *_: None)
+  assert 0.0 <= last["solver/alphabeta1/mistake_rate"] <= 1.0
+  rows = (tmp_path / "ttt" / "metrics.jsonl").read_text().splitlines()
+  assert len(rows) == 2 and "solver/alphabeta1/mistake_rate" in rows[0]
+  with pytest.raises(ValueError, match="no solver benchmark"):
+    tdleaf.train(dataclasses.replace(TINY, solver_every=5), tmp_path / "slider",
+                 log=lambda *_: None)
+  assert not (tmp_path / "slider").exists()

@@ -13,6 +13,7 @@ import dataclasses
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -182,6 +183,16 @@ def _seconds_before(run_dir: Path, iteration: int) -> float:
   return float(earlier[-1].get("seconds", 0.0)) if iteration and earlier else 0.0
 
 
+def _phases(trainer: Trainer, config: Config, mesh: Any) -> loop.Phases:
+  """The jitted iteration of each part of the run (`Config.phases`), `trainer`'s first."""
+  parts = config.phases()
+  trainers = [trainer] + [Trainer.create(c, mesh=mesh) for _, c in parts[1:]]
+  steps = tuple(t.jit_iteration(gating.gated(t)) if config.gating else t.jit_iteration()
+                for t in trainers)
+  columns = tuple({"simulations": c.simulations} if len(parts) > 1 else {} for _, c in parts)
+  return loop.Phases(tuple(start for start, _ in parts), steps, columns)
+
+
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,
                        overwrite: bool = False, progress: bool = True,
                        tensorboard: bool = False, max_iterations: int | None = None,
@@ -244,8 +255,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
     prune_metrics(run_dir, int(state.iteration))
   elif init_from is not None:
     state = trainer.place(_warm_start(trainer, state, init_from))
-  step = (trainer.jit_iteration(gating.gated(trainer)) if config.gating
-          else trainer.jit_iteration())
+  step = _phases(trainer, config, mesh)
   run = loop.RunOutput(run_dir=run_dir, manager=mngr,
                        writer=loop.MetricsWriter(run_dir, tensorboard),
                        last_saved=int(state.iteration), have_checkpoint=have_checkpoint,

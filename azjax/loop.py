@@ -269,6 +269,30 @@ class RunOutput:
       self.writer.write(row)
 
 
+@dataclasses.dataclass(frozen=True)
+class Phases:
+  """Jitted steps that take turns by iteration: `steps[k]` runs the iterations from
+  `starts[k]` on (`starts[0] == 0`), and `columns[k]` join those iterations' metrics rows. The
+  steps share one state structure: the same run with other static settings (`Config.phases`:
+  more self-play simulations late in the run)."""
+
+  starts: tuple[int, ...]
+  steps: tuple[Callable, ...]
+  columns: tuple[dict, ...] = ()
+
+  @classmethod
+  def single(cls, step: Callable) -> "Phases":
+    return cls((0,), (step,), ({},))
+
+  def index(self, iteration: int) -> int:
+    """The phase that runs the iteration after `iteration` iterations."""
+    return max(k for k, start in enumerate(self.starts) if start <= iteration)
+
+  def remaining(self, iteration: int) -> tuple[Callable, ...]:
+    """The steps still to run from `iteration` on (those to compile)."""
+    return self.steps[self.index(iteration):]
+
+
 @dataclasses.dataclass
 class LoopResult:
   state: Any  # the final state (stacked `[K]` for a group)
@@ -316,7 +340,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
 
   Args:
     step: the jitted step, `step(state) -> (state, metrics)`, or `step(state, hyper)` for a
-      group; it donates the state.
+      group; it donates the state. Or `Phases` of such steps, each for its iterations.
     state: one run's `TrainState`, or with `hyper` given, `K = len(runs)` runs' states stacked
       on a leading axis (`metrics` then come as `[K]` arrays).
     runs: the runs' outputs, in the order of the stacked axis.
@@ -362,7 +386,8 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
     runs[i].last_saved, runs[i].have_checkpoint = it, True
 
   start = int(np.ravel(fetch(state.iteration))[0])
-  compile_seconds = compile_step(step, state, *args, log=log)
+  phases = step if isinstance(step, Phases) else Phases.single(step)
+  compile_seconds = sum(compile_step(s, state, *args, log=log) for s in phases.remaining(start))
   # -- From here on the clock runs: the budget counts training, not compiling.
   budget = config.minutes * 60 if config.minutes else math.inf
   t_start = time.time()
@@ -390,7 +415,8 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
         stopped_by = "interrupt"
         break
       t0 = time.time()
-      new_state, metrics = step(state, *args)
+      phase = phases.index(it)
+      new_state, metrics = phases.steps[phase](state, *args)
       metrics = {k: np.atleast_1d(np.asarray(v)) for k, v in fetch(metrics).items()}
       counters = [np.atleast_1d(np.asarray(c)) for c in fetch(
           (new_state.iteration, new_state.positions, new_state.games_finished,
@@ -417,6 +443,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
                "positions_per_second":
                    float(counters[1][i] - positions_last[i]) / max(now - t_last, 1e-9)}
         row.update({k: float(v[i]) for k, v in metrics.items() if k != "trained"})
+        row.update(phases.columns[phase])
         if (config.eval_every and it % config.eval_every == 0) or is_last:
           row.update(evaluate(i, it))
         if solver_evaluator is not None and (it % config.solver_every == 0 or is_last):

@@ -271,6 +271,18 @@ class GroupTiming:
   stopped_by: str = "iterations"  # or "minutes", "interrupt"
 
 
+def _phases(group: Group, program: GroupProgram, mesh: Any, loop_configs: bool) -> loop.Phases:
+  """The group's vmapped iteration for each part of its runs (`Config.phases`: every run of a
+  group has the same static settings, so the same parts), `program`'s first."""
+  parts = group.config.phases()
+  steps = [program.iteration] + [
+      group_program(Group(tuple(dataclasses.replace(run, config=run.config.phases()[k][1])
+                                for run in group.runs)), mesh,
+                    loop_configs=loop_configs).iteration for k in range(1, len(parts))]
+  columns = tuple({"simulations": c.simulations} if len(parts) > 1 else {} for _, c in parts)
+  return loop.Phases(tuple(start for start, _ in parts), tuple(steps), columns)
+
+
 def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
                 loop_configs: bool = False, progress: bool = True,
                 interrupted: dict | None = None,
@@ -297,7 +309,8 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
         run_dir=result.run_dir, manager=checkpoint.manager(result.run_dir),
         writer=loop.MetricsWriter(result.run_dir) if primary else None))
   seeds = jnp.array([run.config.seed for run in group.runs], jnp.int32)
-  done = loop.train(program.iteration, program.init(seeds), outputs, trainer,
+  done = loop.train(_phases(group, program, mesh, loop_configs), program.init(seeds), outputs,
+                    trainer,
                     hyper=stacked_hyper(group), solver_evaluator=solver_evaluator,
                     interrupted=interrupted, on_nan="drop", progress=progress,
                     desc=f"group {index + 1}", log=log)

@@ -79,3 +79,23 @@ def test_gated_run_logs_every_gating_match(tmp_path):
                          for r in trained)
   state, _ = checkpoint.restore(checkpoint.manager(tmp_path), train.Trainer.create(config).init())
   assert state.best_params  # The best network is checkpointed with the run.
+
+
+def test_late_simulations_switch_the_search_at_their_iteration(tmp_path):
+  """`late_simulations`: the iterations from `late_from * iterations` on run a second program
+  whose search has more simulations (each row says which); a sweep group gets the same parts."""
+  from azjax import sweep
+
+  config = dataclasses.replace(TINY, late_simulations=12, late_from=0.6, checkpoint_every=0)
+  assert [(start, c.simulations) for start, c in config.phases()] == [(0, 8), (3, 12)]
+  assert TINY.phases() == [(0, TINY)]
+  with pytest.raises(ValueError, match="late_simulations=4: must be above cheap_simulations=4"):
+    dataclasses.replace(TINY, cheap_simulations=4, late_simulations=4).validate()
+  train_and_evaluate(config, tmp_path / "a", progress=False)
+  rows = [json.loads(line) for line in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+  assert [(r["iteration"], r["simulations"]) for r in rows] == [
+      (1, 8), (2, 8), (3, 8), (4, 12), (5, 12)]
+  group = sweep.group_runs(sweep.expand(config, {"learning_rate": [1e-3, 3e-4]}))[0]
+  phases = sweep._phases(group, sweep.group_program(group), None, False)
+  assert phases.starts == (0, 3) and phases.columns == ({"simulations": 8}, {"simulations": 12})
+  assert phases.index(2) == 0 and phases.index(3) == 1 and len(phases.remaining(4)) == 1

@@ -238,6 +238,13 @@ class Config:
       0, "self-play games start after a uniformly random number (0..opening_moves) of "
       "uniformly random moves, for a wider range of positions; 0 = off", unit="moves",
       check=AT_LEAST_0)
+  late_simulations: int = _EFFICIENCY(
+      0, "self-play searches with this many simulations once late_from of the run's iterations "
+      "are done (more search once the network is worth searching with); 0 = simulations "
+      "throughout", unit="simulations", check=AT_LEAST_0)
+  late_from: float = _EFFICIENCY(
+      0.5, "with late_simulations: the fraction of iterations after which it applies",
+      check=FRACTION)
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
@@ -273,6 +280,14 @@ class Config:
     return dataclasses.replace(
         self.search_config(), simulations=self.cheap_simulations,
         max_num_considered_actions=min(self.max_num_considered_actions, self.cheap_simulations))
+
+  def phases(self) -> list[tuple[int, "Config"]]:
+    """`[(first iteration, config)]`: the self-play settings of each part of the run, one part
+    unless `late_simulations` (from `late_from * iterations` on: `simulations` raised)."""
+    if not self.late_simulations:
+      return [(0, self)]
+    late = dataclasses.replace(self, simulations=self.late_simulations, late_simulations=0)
+    return [(0, self), (int(self.late_from * self.iterations), late)]
 
   # -- Checks --------------------------------------------------------------------------------------
   def validate(self, num_devices: int = 1) -> "Config":
@@ -324,6 +339,8 @@ class Config:
          f"must be divisible by the number of devices ({num_devices})")
     need(self.cheap_simulations < self.simulations, "cheap_simulations",
          f"must be below simulations={self.simulations} (a cheap search)")
+    need(self.late_simulations == 0 or self.late_simulations > self.cheap_simulations,
+         "late_simulations", f"must be above cheap_simulations={self.cheap_simulations}")
     # The network's and the search's own checks name their settings ("kind", "algorithm").
     self.net_config().validate()
     self.search_config().validate()

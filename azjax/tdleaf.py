@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import alphabeta, arena, games, nets, selfplay
+from azjax import alphabeta, arena, files, games, nets, selfplay
 from azjax.games import base
 
 Array = jax.Array
@@ -447,11 +447,6 @@ class Learner:
 # -- Training runs ---------------------------------------------------------------------------------
 
 
-def _append(path: Path, row: dict) -> None:
-  with path.open("a") as f:
-    f.write(json.dumps(row) + "\n")
-
-
 def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
   low, high = result.interval
   return {f"score_vs_{prefix}": result.score, f"score_vs_{prefix}_low": low,
@@ -495,10 +490,7 @@ def _summary(row: dict) -> str:
 
 def _played_so_far(path: Path) -> tuple[int, int]:
   """`(positions, games)` played so far by a run being resumed (zeros for a new one)."""
-  if not path.exists():
-    return 0, 0
-  rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-  last = rows[-1] if rows else {}
+  last = (files.read_jsonl(path) or [{}])[-1] if path.exists() else {}
   return int(last.get("positions", 0)), int(last.get("games", 0))
 
 
@@ -557,7 +549,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
       row.update(_score_columns(learner.score_against_hand(state.params, eval_key)))
     if solver:
       row.update(solver(state.params))
-    _append(metrics_path, row)
+    files.append_jsonl([row], metrics_path)
     log(f"iteration 0: {_summary(row)}")
   budget = config.minutes * 60 if config.minutes else float("inf")
   start_seconds, row = seconds, {}
@@ -577,7 +569,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
       row.update(_score_columns(learner.score_against_hand(state.params, key)))
     if solver and it % config.solver_every == 0:
       row.update(solver(state.params))
-    _append(metrics_path, row)
+    files.append_jsonl([row], metrics_path)
     extra = _summary(row)
     log(f"iteration {it}: {seconds / 60:.1f} min, loss {metrics['loss']:.4f}, game length "
         f"{metrics['mean_game_length']:.0f}, draws {metrics['draw_rate']:.2f}"

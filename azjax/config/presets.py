@@ -50,16 +50,16 @@ PRESETS: dict[str, Config] = {
     # Breakthrough 8x8 on 2 CPU cores, two hours (results/breakthrough8_cpu): the Connect Four
     # recipe (mirror augmentation, value targets half outcome and half search value, replay
     # ratio 4, random openings, a cosine learning rate over the run) on the network of the
-    # earlier 40-minute run. 1800 iterations is an estimate of what two idle hours give (about
-    # 4 s an iteration, twice Connect Four's), to be corrected from the first full run. No
-    # matches during training: random play and rollout MCTS no longer discriminate on 8x8
+    # earlier 40-minute run (results/breakthrough8_cpu_40min). 860 iterations: a 3-minute probe
+    # gave 8.3 s an iteration, four times Connect Four's (the 8x8 board and 48 to 192 moves).
+    # No matches during training: random play and rollout MCTS no longer discriminate on 8x8
     # (`evaluate --progress` rates the snapshots against the H100 network instead).
     "breakthrough8_cpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=32, blocks=4,
         policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
         buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
         lr_schedule="cosine", augment=True, value_target_mix=0.5, opening_moves=8,
-        iterations=1800, minutes=120.0, eval_every=0, eval_games=0, checkpoint_every=25),
+        iterations=860, minutes=120.0, eval_every=0, eval_games=0, checkpoint_every=25),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,

@@ -16,7 +16,7 @@ like AlphaZero runs.
 >>> learner = Learner(config)
 >>> state = learner.init(jax.random.key(0))
 >>> kept = learner.empty_replay()                    # None unless config.replay > 1
->>> state, kept, metrics = learner.iteration(state, kept)   # plays `batch` games, learns
+>>> state, kept, metrics = learner.iteration(state, kept)  # plays max_plies plies, learns
 >>> player = learner.player(state.params)          # an `agents.Agent` (alpha-beta)
 
 **Evaluations** (`Config.evaluation`): "features" is the source project's small network, the

@@ -189,8 +189,7 @@ def _phases(trainer: Trainer, config: Config, mesh: Any) -> loop.Phases:
   trainers = [trainer] + [Trainer.create(c, mesh=mesh) for _, c in parts[1:]]
   steps = tuple(t.jit_iteration(gating.gated(t)) if config.gating else t.jit_iteration()
                 for t in trainers)
-  columns = tuple({"simulations": c.simulations} if len(parts) > 1 else {} for _, c in parts)
-  return loop.Phases(tuple(start for start, _ in parts), steps, columns)
+  return loop.Phases.of(parts, steps)
 
 
 def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = False,

@@ -278,11 +278,18 @@ class Phases:
 
   starts: tuple[int, ...]
   steps: tuple[Callable, ...]
-  columns: tuple[dict, ...] = ()
+  columns: tuple[dict, ...]
 
   @classmethod
   def single(cls, step: Callable) -> "Phases":
     return cls((0,), (step,), ({},))
+
+  @classmethod
+  def of(cls, parts: Sequence[tuple[int, Config]], steps: Sequence[Callable]) -> "Phases":
+    """The steps of a run's parts (`Config.phases`), each part's rows logging its simulations
+    when there are several."""
+    columns = tuple({"simulations": c.simulations} if len(parts) > 1 else {} for _, c in parts)
+    return cls(tuple(start for start, _ in parts), tuple(steps), columns)
 
   def index(self, iteration: int) -> int:
     """The phase that runs the iteration after `iteration` iterations."""

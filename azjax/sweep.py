@@ -279,8 +279,7 @@ def _phases(group: Group, program: GroupProgram, mesh: Any, loop_configs: bool) 
       group_program(Group(tuple(dataclasses.replace(run, config=run.config.phases()[k][1])
                                 for run in group.runs)), mesh,
                     loop_configs=loop_configs).iteration for k in range(1, len(parts))]
-  columns = tuple({"simulations": c.simulations} if len(parts) > 1 else {} for _, c in parts)
-  return loop.Phases(tuple(start for start, _ in parts), tuple(steps), columns)
+  return loop.Phases.of(parts, steps)
 
 
 def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,

@@ -63,10 +63,22 @@ def model_variables(state: Any) -> dict:
   return variables
 
 
+def _without_empty(tree: Any) -> Any:
+  """`tree` with its zero-size arrays as None: orbax refuses to save them (checkers with
+  `history=1` keeps an empty `[0, 64]` array of earlier positions in every game)."""
+  return jax.tree.map(lambda x: None if np.prod(x.shape) == 0 else x, tree)
+
+
+def _with_empty(restored: Any, target: Any) -> Any:
+  """Undoes `_without_empty`: zero-size arrays shaped as in `target` where `restored` has None."""
+  return jax.tree.map(lambda r, t: jnp.zeros(t.shape, t.dtype) if r is None else r,
+                      restored, target, is_leaf=lambda x: x is None)
+
+
 def save(mngr: ocp.CheckpointManager, step: int, state: Any, meta: dict | None = None) -> None:
   """Saves the whole training state at `step` and waits until it is on disk."""
   mngr.save(step, args=ocp.args.Composite(
-      state=ocp.args.StandardSave(state),
+      state=ocp.args.StandardSave(_without_empty(state)),
       model=ocp.args.StandardSave(model_variables(state)),
       meta=ocp.args.JsonSave(meta or {})))
   mngr.wait_until_finished()
@@ -85,8 +97,8 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
   target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
   try:
     restored = mngr.restore(step, args=ocp.args.Composite(
-        state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
-    return restored.state, restored.meta
+        state=ocp.args.StandardRestore(_without_empty(target)), meta=ocp.args.JsonRestore()))
+    return _with_empty(restored.state, target), restored.meta
   except ValueError:
     older = _older_state_target(mngr, step, target)
     if older is None:

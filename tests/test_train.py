@@ -5,6 +5,7 @@ import math
 from typing import Any
 
 import chex
+import flax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -333,6 +334,26 @@ def test_restores_a_checkpoint_with_an_older_replay_buffer(trainer, iteration, t
   checkpoint.save(checkpoint.manager(tmp_path), 2,
                   state.replace(selfplay=state.selfplay.replace(buffer=old)))
   restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
+  chex.assert_trees_all_equal(restored, state)
+
+
+@flax.struct.dataclass
+class StateWithGames:
+  params: Any
+  batch_stats: Any
+  games: Any
+
+
+def test_checkpoint_keeps_zero_size_arrays(tmp_path):
+  """Checkers with history=1 keeps an empty `[0, 64]` array of earlier positions per game,
+  which orbax will not write: a checkpoint holding one saves and restores whole."""
+  from azjax import checkpoint
+  env = games.make("checkers", history=1)
+  state = StateWithGames(params={"w": jnp.arange(3.0)}, batch_stats={},
+                         games=jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2)))
+  assert state.games.previous.shape == (2, 0, 64)
+  checkpoint.save(checkpoint.manager(tmp_path), 5, state)
+  restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), state)
   chex.assert_trees_all_equal(restored, state)
 
 

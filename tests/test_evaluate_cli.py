@@ -125,6 +125,7 @@ def test_pool_writes_elo_table(run_dir, capsys):
     (["--alphabeta", "2", "--raw-policy"], "--alphabeta and --raw-policy"),
     (["--alphabeta", "2", "--progress"], "not --alphabeta"),
     (["--alphabeta", "2", "--width", "-1"], "--width must be 0"),
+    (["--snapshot", "2", "--progress"], "--snapshot picks the network of --checkpoint"),
 ])
 def test_bad_arguments(capsys, extra, message):
   assert message in _error(capsys, extra)
@@ -180,6 +181,12 @@ def test_progress_rates_every_snapshot(tmp_path, capsys):
   assert "snapshot 3/3" in out and "Elo (anchor random = 0)" in out
   rows = [r for r in files.read_jsonl(tmp_path / "fixed" / "matches.jsonl")]
   assert len(rows) == 1 + 3 * 2 + 2 and all(r["mode"] == "progress" for r in rows)
+  # One snapshot plays as the run's network does (--snapshot); a missing one is named.
+  evaluate.main(["--checkpoint", str(path), "--snapshot", "2", "--opponents", "random",
+                 "--games", "2", "--raw-policy", "--out", str(tmp_path / "snap")])
+  assert f"{path}@2" in capsys.readouterr().out
+  err = _error(capsys, ["--checkpoint", str(path), "--snapshot", "7", "--games", "2"])
+  assert "no model snapshot for iteration 7" in err and "1, 2, 3" in err
 
 
 def test_progress_without_snapshots(run_dir, capsys):

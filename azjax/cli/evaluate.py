@@ -79,11 +79,13 @@ from azjax import agents, arena, checkpoint, curves, files, ladder, plots, tourn
 from azjax.cli.common import command_line, prog
 
 
-def load_agent(args: argparse.Namespace, run_dir: str) -> tuple:
+def load_agent(args: argparse.Namespace, run_dir: str, step: int | None = None) -> tuple:
   """`(env, agent)` of a run directory as the flags ask: search with `--simulations`, the raw
-  policy, or alpha-beta with the network as its evaluation (`--alphabeta`, `--width`)."""
+  policy, or alpha-beta with the network as its evaluation (`--alphabeta`, `--width`); with
+  `step`, the network snapshot `models/<step>`."""
   return agents.load(run_dir, simulations=args.simulations, raw_policy=args.raw_policy,
-                     alphabeta_depth=args.alphabeta, alphabeta_width=args.width or None)
+                     alphabeta_depth=args.alphabeta, alphabeta_width=args.width or None,
+                     step=step)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--width", type=int, default=8,
                       help="with --alphabeta: the actions searched at every node, the policy's "
                       "best (0: every action)")
+  parser.add_argument("--snapshot", type=int, default=None, metavar="ITERATION",
+                      help="play or score the run's network snapshot models/<ITERATION> instead "
+                      "of its final network (opponents, --ladder, --solver)")
   parser.add_argument("--seed", type=int, default=0)
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--ladder", action="store_true",
@@ -166,6 +171,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.error("--progress rates snapshots with search or their raw policy, not --alphabeta")
   if args.width < 0:
     parser.error(f"--width must be 0 (every action) or positive, got {args.width}")
+  if args.snapshot is not None and (args.pool is not None or args.progress or args.ladder_plot):
+    parser.error("--snapshot picks the network of --checkpoint that plays; --pool, --progress "
+                 "and --ladder-plot do not take it")
   if args.pool is None and args.checkpoint is None:
     parser.error("the following argument is required: --checkpoint (unless --pool is given)")
   if args.ladder and not 0 < args.ladder_min <= args.ladder_max:
@@ -192,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
 def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
                   command: str) -> None:
   try:
-    env, agent = load_agent(args, args.checkpoint)
+    env, agent = load_agent(args, args.checkpoint, args.snapshot)
     opponents = [tournament.parse_opponent(env, spec)
                  for spec in args.opponents.split(",")]
   except (FileNotFoundError, ValueError) as err:
@@ -268,7 +276,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:
     if tdleaf.is_run(args.checkpoint):  # An alpha-beta player: its moves only.
-      learner, params = tdleaf.load(args.checkpoint)
+      learner, params = tdleaf.load(args.checkpoint, step=args.snapshot)
       env = learner.env
     else:
       config, env, model, abstract = agents.load_network(args.checkpoint)
@@ -280,7 +288,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
       results = {f"alphabeta{learner.config.depth}": solver_benchmark.move_metrics(
           positions, actions, by_source=True)}
     else:
-      variables = checkpoint.load_model(args.checkpoint, abstract)
+      variables = checkpoint.load_model(args.checkpoint, abstract, step=args.snapshot)
       results = solver_benchmark.evaluate_agent(
           env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
           key=jax.random.key(args.seed))
@@ -289,7 +297,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   seconds = time.time() - t0
   sources = "; ".join(f"src{i}: {int(np.sum(positions.source == i))} from {name}"
                       for i, name in enumerate(positions.sources))
-  lines = [f"Solver benchmark of {args.checkpoint} on {path} ({len(positions)} positions; "
+  label = args.checkpoint + ("" if args.snapshot is None else f"@{args.snapshot}")
+  lines = [f"Solver benchmark of {label} on {path} ({len(positions)} positions; "
            f"{sources}); {seconds:.0f} s", "", solver_benchmark.markdown_table(results)]
   print("\n".join(lines), flush=True)
   append_eval(output_dir(args, args.checkpoint), command, lines)
@@ -301,8 +310,9 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     # NaN (a rate over no positions) as null, which every JSON reader takes.
     metrics = {player: {part: {k: None if v != v else v for k, v in m.items()}
                         for part, m in parts.items()} for player, parts in results.items()}
-    report = dict(command=command, checkpoint=args.checkpoint, positions=str(path),
-                  sources=list(positions.sources), seconds=seconds, metrics=metrics)
+    report = dict(command=command, checkpoint=args.checkpoint, snapshot=args.snapshot,
+                  positions=str(path), sources=list(positions.sources), seconds=seconds,
+                  metrics=metrics)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {out} and {out.with_suffix('.json')}", flush=True)
 
@@ -320,7 +330,7 @@ def record(out: Path | None, rows: list[dict]) -> None:
 
 def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
   try:
-    env, agent = load_agent(args, args.checkpoint)
+    env, agent = load_agent(args, args.checkpoint, args.snapshot)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   players = [agent] + ([] if args.no_control else [ladder.control(env, args.engine)])

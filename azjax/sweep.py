@@ -309,8 +309,7 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
         writer=loop.MetricsWriter(result.run_dir) if primary else None))
   seeds = jnp.array([run.config.seed for run in group.runs], jnp.int32)
   done = loop.train(_phases(group, program, mesh, loop_configs), program.init(seeds), outputs,
-                    trainer,
-                    hyper=stacked_hyper(group), solver_evaluator=solver_evaluator,
+                    trainer, hyper=stacked_hyper(group), solver_evaluator=solver_evaluator,
                     interrupted=interrupted, on_nan="drop", progress=progress,
                     desc=f"group {index + 1}", log=log)
   for result, output in zip(results, outputs):

@@ -11,7 +11,7 @@ import pytest
 from azjax import agents, tdleaf
 
 TINY = tdleaf.Config(game="slider", game_options={"size": 4, "blocks": "none"}, depth=2, batch=4,
-                     max_plies=24, sgd_steps=2, eval_every=2, eval_games=2, checkpoint_every=1)
+                     max_plies=40, sgd_steps=2, eval_every=2, eval_games=2, checkpoint_every=1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,3 +193,29 @@ def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
     tdleaf.train(dataclasses.replace(TINY, solver_every=5), tmp_path / "slider",
                  log=lambda *_: None)
   assert not (tmp_path / "slider").exists()
+
+
+def test_games_against_the_hand_evaluation():
+  """With `versus_hand` the first slots play alpha-beta with the hand-written evaluation, its
+  colour drawn per game and kept to the game's end; the learner's exploration never replaces
+  the hand's moves. A learner that plays almost at random loses nearly every such game, and
+  the logged score says so."""
+  config = dataclasses.replace(TINY, batch=8, max_plies=64, epsilon=0.95, versus_hand=0.5)
+  learner = tdleaf.Learner(config)
+  state = learner.init(jax.random.key(0))
+  records = jax.jit(learner.play)(state.params, jax.random.key(1))
+  hand, mover = np.asarray(records.hand), np.asarray(records.mover)
+  assert set(np.unique(hand[:, :4])) <= {0, 1} and np.all(hand[:, 4:] == -1)
+  assert not np.any(np.asarray(records.explored) & (mover == hand))
+  assert np.any(np.asarray(records.explored))  # The learner's own moves do explore.
+  ended = np.asarray(records.ended)
+  changed = hand[1:] != hand[:-1]
+  assert not np.any(changed & ~ended[:-1])  # A colour changes only when a game has ended.
+  finished = ended[:, :4]
+  reward = np.asarray(records.reward)[:, :4]
+  learner_score = (1 + np.where(hand[:, :4] == 0, -reward, reward)) / 2
+  assert finished.sum() >= 8 and learner_score[finished].mean() < 0.2
+  _, _, metrics = learner.iteration(state, None)
+  assert 0.0 <= float(metrics["training_vs_hand"]) < 0.5
+  with pytest.raises(ValueError, match="versus_hand must be in"):
+    dataclasses.replace(config, versus_hand=1.5).validate()

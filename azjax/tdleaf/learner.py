@@ -44,6 +44,11 @@ class Config:
   td_lambda: lambda of the lambda-returns; epsilon: probability of a random move.
   learning_rate, sgd_steps: Adam steps (full batch) on each iteration's positions.
   replay: the iterations whose games those steps fit (1: the newest only).
+  versus_hand: the share of slots (rounded down) whose games are against alpha-beta with the
+    game's hand-written evaluation at `depth`, its colour drawn for each game, rather than
+    self-play: an opponent whose mistakes are not the learner's own (KnightCap learned from
+    games against other players). The learner still evaluates every position of those games
+    (the targets are its own values); its score in them is logged as `training_vs_hand`.
   iterations, minutes: stop after either (minutes count training, not compiling).
   eval_every, eval_games: every this many iterations, this many games against the game's
     hand-written evaluation at the same depth (half with each colour); 0 turns it off.
@@ -69,6 +74,7 @@ class Config:
   learning_rate: float = 3e-3
   sgd_steps: int = 4
   replay: int = 1
+  versus_hand: float = 0.0
   seed: int = 0
   iterations: int = 1_000_000
   minutes: float = 60.0
@@ -89,6 +95,8 @@ class Config:
         raise ValueError(f"tdleaf: {name} must be a positive int, got {value!r}")
     if not 0.0 <= self.td_lambda <= 1.0:
       raise ValueError(f"tdleaf: td_lambda must be in [0, 1], got {self.td_lambda}")
+    if not 0.0 <= self.versus_hand <= 1.0:
+      raise ValueError(f"tdleaf: versus_hand must be in [0, 1], got {self.versus_hand}")
     if not 0.0 <= self.epsilon < 1.0:
       raise ValueError(f"tdleaf: epsilon must be in [0, 1), got {self.epsilon}")
     if isinstance(self.opening_moves, bool) or not isinstance(self.opening_moves, int) or (
@@ -212,6 +220,7 @@ class Trajectory(NamedTuple):
   ended: Array  # bool: this ply's move ended the game
   reward: Array  # player 0's reward of the move played
   nodes: Array  # positions the search stepped
+  hand: Array  # int32: the hand-written evaluation's colour in this game, -1 in self-play
 
 
 def position_values(evaluator: Evaluator, params: Any, t: Trajectory) -> Array:
@@ -293,23 +302,42 @@ class Learner:
     states = selfplay.fresh_games(env, init_key, config.batch, config.opening_moves)
     evaluation = self.evaluation(params)
 
-    def ply(states, key):
-      search_key, explore_key, random_key, restart_key = jax.random.split(key, 4)
+    n_hand = int(config.versus_hand * config.batch)  # the first n_hand slots play it
+
+    def hand_colours(key):
+      colour = jax.random.bernoulli(key, 0.5, (config.batch,)).astype(jnp.int32)
+      return jnp.where(jnp.arange(config.batch) < n_hand, colour, -1)
+
+    def ply(carry, key):
+      states, hand = carry
+      (search_key, explore_key, random_key, restart_key, hand_key,
+       opponent_key) = jax.random.split(key, 6)
       found = alphabeta.search(env, states, search_key, depth=config.depth,
                                evaluation=evaluation)
       explored = jax.random.bernoulli(explore_key, config.epsilon, (config.batch,))
       random_moves = base.uniform_legal_actions(random_key, states.legal_action_mask)
       action = jnp.where(explored, random_moves, found.action)
+      hand_moves = states.current_player == hand
+      if n_hand:  # Searched in the hand's slots only.
+        opponent = alphabeta.search(env, jax.tree.map(lambda x: x[:n_hand], states),
+                                    opponent_key, depth=config.depth,
+                                    evaluation=self._hand).action
+        opponent = jnp.concatenate([opponent, jnp.zeros(config.batch - n_hand, jnp.int32)])
+        action = jnp.where(hand_moves, opponent, action)
       live = ~states.terminated
       after = jax.vmap(env.step)(states, action)
       record = Trajectory(
           inputs=jax.vmap(self.evaluator.inputs)(found.leaf), leaf_sign=found.leaf_sign,
           exact=found.leaf_exact, value=found.value, mover=states.current_player, live=live,
-          explored=explored & live, ended=live & after.terminated, reward=after.rewards[:, 0],
-          nodes=jnp.where(live, found.nodes, 0))
-      return selfplay.restart_ended(env, after, restart_key, config.opening_moves), record
+          explored=explored & ~hand_moves & live, ended=live & after.terminated,
+          reward=after.rewards[:, 0], nodes=jnp.where(live, found.nodes, 0), hand=hand)
+      hand = jnp.where(after.terminated, hand_colours(hand_key), hand)
+      return (selfplay.restart_ended(env, after, restart_key, config.opening_moves),
+              hand), record
 
-    _, records = jax.lax.scan(ply, states, jax.random.split(key, config.max_plies))
+    hand_key, key = jax.random.split(key)
+    _, records = jax.lax.scan(ply, (states, hand_colours(hand_key)),
+                              jax.random.split(key, config.max_plies))
     return records
 
   def empty_replay(self) -> Trajectory | None:
@@ -351,6 +379,12 @@ class Learner:
         "mean_game_length": jnp.sum(jnp.cumsum(ended[::-1], axis=0)[::-1] > 0) / per_game,
         "nodes_per_search": jnp.sum(records.nodes) / jnp.maximum(plies, 1),
         "iteration_positions": plies.astype(jnp.float32)}
+    if config.versus_hand:
+      # The learner's score in its finished games against the hand-written evaluation.
+      against = ended & (records.hand >= 0)
+      learner_reward = jnp.where(records.hand == 0, -records.reward, records.reward)
+      metrics["training_vs_hand"] = (jnp.sum(against * (learner_reward + 1) / 2)
+                                     / jnp.maximum(jnp.sum(against), 1))
     return TrainState(params, opt_state, state.iteration + 1, key), kept, metrics
 
   # -- The trained player ----------------------------------------------------------------------

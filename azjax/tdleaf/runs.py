@@ -49,6 +49,8 @@ def _summary(row: dict) -> str:
   parts = []
   if "score_vs_hand" in row:
     parts.append(f"score vs hand {row['score_vs_hand']:.3f}")
+  if "training_vs_hand" in row:
+    parts.append(f"in training games vs hand {row['training_vs_hand']:.2f}")
   parts += [f"{key.split('/')[1]} mistakes {value:.1%}" for key, value in row.items()
             if key.startswith("solver/") and key.endswith("/mistake_rate")]
   return ", ".join(parts)

@@ -34,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--depth", type=int, default=None,
                       help="alpha-beta plies (TD-Leaf training, default 3; --score: the "
                       "depth of both players, default the run's)")
-  parser.add_argument("--minutes", type=float, default=None, help="training minutes")
+  parser.add_argument("--minutes", type=float, default=None,
+                      help="training minutes (with --resume: minutes more, on top of those "
+                      "trained)")
   parser.add_argument("--iterations", type=int, default=None)
   parser.add_argument("--run-dir", default=None,
                       help="default: a new runs/slider-<algorithm>-<date>-<time>")

@@ -135,7 +135,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       "docs/config.md lists them")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget; the clock starts once the training "
-                      "iteration has compiled, so compilation is not counted")
+                      "iteration has compiled, so compilation is not counted (with --resume: "
+                      "minutes more, on top of those the run has trained)")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--run-dir", default=None,
                       help="where metrics, plots and checkpoints go (default: a new "

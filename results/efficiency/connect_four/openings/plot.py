@@ -31,6 +31,7 @@ CURVES = {  # name -> (file, kind)
                                                            "metrics"),
     "openings of up to 24 moves (the preset now)": (Path("results/connect_four_cpu/metrics.jsonl"),
                                                     "metrics"),
+    "the preset + playout cap randomisation (48 min)": (HERE / "pcr/metrics.jsonl", "metrics"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 

@@ -756,6 +756,25 @@ def test_features_and_hand_evaluation_by_hand():
   assert float(env_of(5).alphabeta_evaluation(v)) == pytest.approx(-np.tanh(0.4))
 
 
+def test_evaluation_planes_count_each_pieces_steps_to_go():
+  """The observation, then the mover's and the opponent's steps to go on their squares (mover's
+  frame: rows are ranks, H leaves right, V leaves at the top). H: e4 1 step, a2 5; V: c1, e1 5."""
+  h = position(FEATURES_POSITION, 0)
+  planes = np.asarray(env_of(5).evaluation_planes(h))
+  assert planes.shape == (5, 5, 7)
+  np.testing.assert_array_equal(planes[..., :5], np.asarray(h.observation))
+  mine, theirs = np.zeros((5, 5)), np.zeros((5, 5))
+  mine[3, 4], mine[1, 0] = 1, 5
+  theirs[0, 2], theirs[0, 4] = 5, 5
+  np.testing.assert_array_equal(planes[..., 5], mine)
+  np.testing.assert_array_equal(planes[..., 6], theirs)
+  # From V's side the roles swap (the frame is transposed), and the race is the features' one.
+  v = np.asarray(env_of(5).evaluation_planes(position(FEATURES_POSITION, 1)))
+  assert v[..., 5].sum() == 10 and v[..., 6].sum() == 6
+  distance = (planes[..., 5].sum() - planes[..., 6].sum()) / 20
+  assert distance == pytest.approx(float(env_of(5).evaluation_features(h)[4]))
+
+
 def test_alphabeta_takes_the_last_piece_off():
   """H's last piece on e4 leaves and wins; a real alpha-beta at depth 6 plays it."""
   state = position(".....\n....H\n.....\n.....\n.VVVV", 0)

@@ -156,6 +156,28 @@ def test_a_convolutional_evaluation_plays_every_board_size():
     dataclasses.replace(config, opening_moves=-1).validate()
 
 
+def test_local_sum_adds_a_term_per_piece_scaled_by_the_board_width():
+  """`LocalSum` by hand: with the convolutions' weights zeroed, every square's term is the last
+  convolution's bias c, so the value is tanh(c * pieces / width + b) on any board size; empty
+  squares (and blocks) add nothing. One set of parameters serves 4x4 to 7x7."""
+  from azjax import games
+
+  config = tdleaf.Config(game="slider", game_options={"size": 4}, evaluation="local",
+                         channels=4, blocks=2)
+  params = tdleaf.make_evaluator(config, games.make("slider", size=4)).init(jax.random.key(0))
+  params = jax.tree.map(jnp.zeros_like, params)
+  params["params"]["Conv_2"]["bias"] = jnp.array([0.3])
+  params["params"]["bias"] = jnp.array(-0.2)
+  for size in (4, 5, 7):
+    env = games.make("slider", size=size, blocks="none")
+    evaluator = tdleaf.make_evaluator(config, env)
+    value = evaluator.value(params, evaluator.inputs(env.init(jax.random.key(1))))
+    pieces = 2 * (size - 1)
+    assert float(value) == pytest.approx(np.tanh(0.3 * pieces / size - 0.2), abs=1e-6)
+  with pytest.raises(ValueError, match="evaluation_planes"):
+    tdleaf.Learner(tdleaf.Config(game="tic_tac_toe", evaluation="local"))
+
+
 def test_random_openings_start_self_play_games_apart():
   """With `opening_moves` the batch starts from different positions (none finished); without,
   from the start position (as before the option existed)."""

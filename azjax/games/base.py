@@ -129,6 +129,10 @@ class Game:
   * `evaluation_features(state) -> [F] float32 | None`: hand-made features of a live state
     from the mover's side, the input of a small learned evaluation (`azjax.tdleaf`'s feature
     MLP). Default None (learn from the observation with a network instead).
+  * `evaluation_planes(state) -> [R, C, P] float32 | None`: the observation with planes that
+    give the pieces' geometry (Slider: each piece's steps still to go), the input of
+    `azjax.tdleaf`'s local-sum evaluation, which sums a value over the squares marked by the
+    last two planes (non-zero on the mover's and the opponent's pieces). Default None.
   * `concepts() -> dict[str, Concept]`: the concepts `azjax.probe` labels positions with.
     Default {} (probing refuses the game).
   * `openspiel_game() -> (name, params) | None`: the OpenSpiel game with the same rules, for
@@ -345,6 +349,9 @@ class Game:
     return jnp.zeros(state.legal_action_mask.shape, jnp.float32)
 
   def evaluation_features(self, state: Any) -> Array | None:
+    return None
+
+  def evaluation_planes(self, state: Any) -> Array | None:
     return None
 
   def concepts(self) -> dict[str, Concept]:

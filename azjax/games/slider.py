@@ -362,6 +362,14 @@ Slider ({n}x{n})
     """`[5]` float32 `features` of the position from the mover's side (`FEATURE_NAMES`)."""
     return features(state.board, self.size)
 
+  def evaluation_planes(self, state: State) -> jax.Array:
+    """`[N, N, 7]` float32: the observation, then the mover's pieces' steps to go (N - file
+    index; the mover leaves to the right) and the opponent's (N - rank index; it leaves at the
+    top of the mover's frame), 0 elsewhere. In steps, unscaled: a step is a tempo on any board."""
+    obs, to_go = state.observation, self.size - np.arange(self.size, dtype=np.float32)
+    race = [obs[..., 0] * to_go[None, :], obs[..., 1] * to_go[:, None]]
+    return jnp.concatenate([obs, jnp.stack(race, axis=-1)], axis=-1)
+
   def move_order_scores(self, state: State) -> jax.Array:
     """Forward moves first (they are irreversible progress), leaving the board before them."""
     n = self.size
@@ -385,9 +393,7 @@ Slider ({n}x{n})
     if not MIN_SIZE <= size <= MAX_SIZE:
       raise ValueError(f"slider: size must be in {MIN_SIZE}..{MAX_SIZE}, got {size}")
     n = self.size = int(size)
-    self.rows = self.cols = n
-    self.num_squares = n * n
-    self.action_planes = NUM_DIRECTIONS
+    self.rows, self.cols, self.num_squares, self.action_planes = n, n, n * n, NUM_DIRECTIONS
     self.pass_action = NUM_DIRECTIONS * n * n
     self.num_actions = self.pass_action + 1
     self.observation_shape = (n, n, 5)
@@ -395,8 +401,7 @@ Slider ({n}x{n})
     self.max_game_length = self.quiet_limit * (2 * n * (n - 1) - 1)
     self.key_words = key_layout(n)[2]
     start = np.zeros((n, n), np.int8)
-    start[1:, 0] = 1  # H on a2..aN
-    start[0, 1:] = -1  # V on b1..N1
+    start[1:, 0], start[0, 1:] = 1, -1  # H on a2..aN, V on b1..N1
     self._start = start.reshape(-1)
     self._transpose = transpose_squares(n)
     self.blocks_option, self._fixed_blocks = self._parse_blocks(blocks)

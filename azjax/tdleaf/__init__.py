@@ -21,7 +21,9 @@ like AlphaZero runs.
 
 **Evaluations** (`Config.evaluation`): "features" is the source project's small network, the
 game's `evaluation_features` (Slider: five board-size-independent differences) into two hidden
-layers of `hidden` ReLU units and a tanh output, so one network plays every board size; any
+layers of `hidden` ReLU units and a tanh output, so one network plays every board size; "local"
+(`LocalSum`) sums what a few convolutions make of each piece's neighbourhood and its steps to go
+(the game's `evaluation_planes`), also one network for every size; any
 `azjax.nets` kind ("mlp", "resnet", ...) evaluates the observation with its value head (its
 BatchNorm statistics, where it has them, stay at their initial values: TD-Leaf applies it in
 inference mode). Either way the value is from the mover's side, in (-1, 1).
@@ -51,6 +53,7 @@ from azjax.tdleaf.learner import (  # noqa: F401
     Evaluator,
     FeatureMLP,
     Learner,
+    LocalSum,
     TrainState,
     Trajectory,
     keep,

@@ -27,10 +27,13 @@ class Config:
   """A TD-Leaf run. Fields:
 
   game, game_options: `games.make(game, **game_options)` (Slider: size, blocks).
-  evaluation: "features" (the game's `evaluation_features` into a small MLP) or an
-    `azjax.nets` kind evaluating the observation ("mlp", "resnet", ...).
+  evaluation: "features" (the game's `evaluation_features` into a small MLP), "local" (the
+    game's `evaluation_planes` into `LocalSum`: a sum over the pieces of what each one's
+    neighbourhood is worth, the same network on every board size), or an `azjax.nets` kind
+    evaluating the observation ("mlp", "resnet", ...).
   hidden: the feature MLP's two hidden widths (the source project's 6), or the net's width.
-  channels, blocks: a convolutional net's trunk.
+  channels, blocks: a convolutional net's trunk (`LocalSum`: its width, and its 3x3
+    convolutions, each widening what a piece sees by one square a side).
   head: a net's heads, as `azjax.nets.NetConfig.policy_head`: "dense", or "conv" (fully
     convolutional, the value pooled over the board: one network for every board size, as the
     feature MLP is).
@@ -110,9 +113,9 @@ class Config:
       raise ValueError(f"tdleaf: solver_every must be an int >= 0, got {self.solver_every!r}")
     if self.eval_games % 2:
       raise ValueError(f"tdleaf: eval_games must be even (half per colour), got {self.eval_games}")
-    if self.evaluation != "features" and self.evaluation not in nets.KINDS:
-      raise ValueError(f"tdleaf: evaluation must be 'features' or one of {', '.join(nets.KINDS)}, "
-                       f"got {self.evaluation!r}")
+    if self.evaluation not in ("features", "local") and self.evaluation not in nets.KINDS:
+      raise ValueError(f"tdleaf: evaluation must be 'features', 'local' or one of "
+                       f"{', '.join(nets.KINDS)}, got {self.evaluation!r}")
     return self
 
   def make_env(self) -> base.Game:
@@ -144,6 +147,34 @@ class FeatureMLP(nn.Module):
     return jnp.tanh(nn.Dense(1)(x))[..., 0]
 
 
+class LocalSum(nn.Module):
+  """`[..., R, C, P]` planes -> `[...]` value in (-1, 1): `layers` 3x3 ReLU convolutions of
+  `channels`, a 1x1 convolution to one number a square, summed over the pieces' squares (where
+  either of the last two planes, the pieces' steps to go, is non-zero), divided by the board's
+  width C, plus a bias, tanh.
+
+  Why this shape transfers across board sizes: no weight depends on the board's size, empty
+  squares add nothing (so a bigger board adds no constant), and each piece's term sees only its
+  neighbourhood and its own steps to go. The division by C keeps a lead's value comparable: a
+  race decided by D steps on an N x N board is about as safe as D * M / N steps on an M x M one
+  (the noise of a longer race grows with it); without it a lead on 7x7 would saturate the tanh
+  and leave alpha-beta unable to tell good leaves from better ones.
+  """
+
+  channels: int = 8
+  layers: int = 2
+
+  @nn.compact
+  def __call__(self, x: Array) -> Array:
+    pieces = (x[..., -2] != 0) | (x[..., -1] != 0)
+    h = x
+    for _ in range(self.layers):
+      h = nn.relu(nn.Conv(self.channels, (3, 3))(h))
+    per_square = nn.Conv(1, (1, 1))(h)[..., 0]
+    total = jnp.sum(jnp.where(pieces, per_square, 0.0), axis=(-2, -1)) / x.shape[-2]
+    return jnp.tanh(total + self.param("bias", nn.initializers.zeros, ()))
+
+
 class Evaluator(NamedTuple):
   """A learned evaluation: `inputs(state)` is what the leaf keeps (`[F]` features or the
   observation), `value(params, inputs)` its value from the mover's side, `init(key)` params."""
@@ -168,6 +199,14 @@ def make_evaluator(config: Config, env: base.Game) -> Evaluator:
     model = FeatureMLP(config.hidden)
     return Evaluator(env.evaluation_features, lambda params, x: model.apply(params, x),
                      lambda key: model.init(key, features))
+  if config.evaluation == "local":
+    planes = env.evaluation_planes(probe)
+    if planes is None:
+      raise ValueError(f"tdleaf: {env.name} has no evaluation_planes; use a network "
+                       f"evaluation (--evaluation mlp or resnet)")
+    model = LocalSum(config.channels, config.blocks)
+    return Evaluator(env.evaluation_planes, lambda params, x: model.apply(params, x),
+                     lambda key: model.init(key, planes))
   net_config = nets.NetConfig(kind=config.evaluation, channels=config.channels,
                               blocks=config.blocks, hidden=config.hidden,
                               policy_head=config.head)

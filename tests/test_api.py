@@ -248,6 +248,9 @@ def test_every_hook_answers(env):
   assert env.move_order_scores(start).shape == (env.num_actions,)
   features = env.evaluation_features(start)
   assert features is None or (features.ndim == 1 and features.dtype == jax.numpy.float32)
+  planes = env.evaluation_planes(start)
+  assert planes is None or (planes.shape[:2] == (env.rows, env.cols) and planes.ndim == 3
+                            and planes.dtype == jax.numpy.float32)
   # Rendering and search.
   assert isinstance(env.svg_style, base.SvgStyle)
   assert env.svg_style.kind in ("checkered", "frame", "grid")

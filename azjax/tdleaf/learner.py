@@ -404,8 +404,10 @@ class Learner:
       updates, opt_state = self.optimizer.update(grads, opt_state, params)
       return (optax.apply_updates(params, updates), opt_state), value
 
+    # Unrolled: inside XLA's CPU while loop the steps ran 10-20x slower than the same steps
+    # unrolled (16 steps on 9,600 positions: 31 s against 1.5 s for the local evaluation).
     (params, opt_state), losses = jax.lax.scan(sgd, (state.params, state.opt_state), None,
-                                               length=config.sgd_steps)
+                                               length=config.sgd_steps, unroll=True)
     ended = records.ended
     finished = jnp.sum(ended)
     plies = jnp.sum(records.live)

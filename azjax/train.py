@@ -167,6 +167,13 @@ def make_optimizer(config: Config, hyper: Hyper | None = None) -> optax.Gradient
 # -- Under a sweep's vmap --------------------------------------------------------------------------
 
 
+def sgd_unroll(steps: int) -> int:
+  """How far to unroll a `lax.scan` of `steps` SGD steps: all of it on a CPU, where XLA runs
+  convolution gradients inside a while loop some 20x slower than outside one
+  (benchmarks/cpu_loops.py measures it); not at all elsewhere (shorter compiles)."""
+  return max(steps, 1) if jax.default_backend() == "cpu" else 1
+
+
 def loop_under_vmap(fn):
   """`fn`, except that `jax.vmap` of it runs `fn` once per row (an unrolled loop) and stacks.
 
@@ -379,10 +386,7 @@ class Trainer:
                                                            hyper)
         return (params, batch_stats, opt_state), metrics
 
-      # XLA:CPU runs convolution gradients inside a while loop some 20x slower than outside
-      # one (benchmarks/cpu_loops.py measures it), so on a CPU the SGD loop is unrolled.
-      unroll = config.sgd_steps if jax.default_backend() == "cpu" else 1
-      carry, metrics = jax.lax.scan(body, carry, batches, unroll=max(unroll, 1))
+      carry, metrics = jax.lax.scan(body, carry, batches, unroll=sgd_unroll(config.sgd_steps))
       return carry, jax.tree.map(jnp.mean, metrics)
 
     # SGD runs unconditionally and its result is discarded until the buffer is ready: a

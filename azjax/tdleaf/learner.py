@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import alphabeta, arena, games, nets, selfplay
+from azjax import alphabeta, arena, games, nets, selfplay, train
 from azjax.games import base
 
 Array = jax.Array
@@ -176,8 +176,8 @@ class LocalSum(nn.Module):
 
 
 class Evaluator(NamedTuple):
-  """A learned evaluation: `inputs(state)` is what the leaf keeps (`[F]` features or the
-  observation), `value(params, inputs)` its value from the mover's side, `init(key)` params."""
+  """A learned evaluation: `inputs(state)` is what the leaf keeps (`[F]` features, planes or
+  the observation), `value(params, inputs)` its value from the mover's side, `init(key)` params."""
 
   inputs: Callable[[Any], Array]
   value: Callable[[Any, Array], Array]
@@ -188,25 +188,22 @@ def make_evaluator(config: Config, env: base.Game) -> Evaluator:
   """The evaluation `config.evaluation` names, for `env` (see the module docstring).
 
   Raises:
-    ValueError: "features" for a game without `evaluation_features`.
+    ValueError: "features" ("local") for a game without `evaluation_features`
+      (`evaluation_planes`).
   """
-  probe = env.init(jax.random.key(0))
-  if config.evaluation == "features":
-    features = env.evaluation_features(probe)
-    if features is None:
-      raise ValueError(f"tdleaf: {env.name} has no evaluation_features; use a network "
+  # The evaluations fed by a game hook rather than the observation: the hook, the model.
+  hooked = {"features": ("evaluation_features", lambda: FeatureMLP(config.hidden)),
+            "local": ("evaluation_planes", lambda: LocalSum(config.channels, config.blocks))}
+  if config.evaluation in hooked:
+    hook_name, make_model = hooked[config.evaluation]
+    hook = getattr(env, hook_name)
+    example = hook(env.init(jax.random.key(0)))
+    if example is None:
+      raise ValueError(f"tdleaf: {env.name} has no {hook_name}; use a network "
                        f"evaluation (--evaluation mlp or resnet)")
-    model = FeatureMLP(config.hidden)
-    return Evaluator(env.evaluation_features, lambda params, x: model.apply(params, x),
-                     lambda key: model.init(key, features))
-  if config.evaluation == "local":
-    planes = env.evaluation_planes(probe)
-    if planes is None:
-      raise ValueError(f"tdleaf: {env.name} has no evaluation_planes; use a network "
-                       f"evaluation (--evaluation mlp or resnet)")
-    model = LocalSum(config.channels, config.blocks)
-    return Evaluator(env.evaluation_planes, lambda params, x: model.apply(params, x),
-                     lambda key: model.init(key, planes))
+    model = make_model()
+    return Evaluator(hook, lambda params, x: model.apply(params, x),
+                     lambda key: model.init(key, example))
   net_config = nets.NetConfig(kind=config.evaluation, channels=config.channels,
                               blocks=config.blocks, hidden=config.hidden,
                               policy_head=config.head)
@@ -404,11 +401,10 @@ class Learner:
       updates, opt_state = self.optimizer.update(grads, opt_state, params)
       return (optax.apply_updates(params, updates), opt_state), value
 
-    # Unrolled on a CPU, as AlphaZero's SGD loop (`azjax.train`): inside XLA's CPU while loop
-    # the steps ran 10-20x slower (16 steps on 9,600 positions: 31 s against 1.5 s unrolled).
-    unroll = config.sgd_steps if jax.default_backend() == "cpu" else 1
+    # Rolled, 16 steps on 9,600 positions took 31 s on a CPU; unrolled, 1.5 s.
     (params, opt_state), losses = jax.lax.scan(sgd, (state.params, state.opt_state), None,
-                                               length=config.sgd_steps, unroll=unroll)
+                                               length=config.sgd_steps,
+                                               unroll=train.sgd_unroll(config.sgd_steps))
     ended = records.ended
     finished = jnp.sum(ended)
     plies = jnp.sum(records.live)

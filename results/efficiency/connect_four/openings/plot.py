@@ -32,6 +32,11 @@ CURVES = {  # name -> (file, kind)
     "openings of up to 24 moves (the preset now)": (Path("results/connect_four_cpu/metrics.jsonl"),
                                                     "metrics"),
     "the preset + playout cap randomisation (48 min)": (HERE / "pcr/metrics.jsonl", "metrics"),
+    # Session 17, on a machine 1.5x slower an iteration: compare these at equal iterations.
+    "openings of up to 36 moves (48 min, slower machine)": (HERE / "openings/k36/metrics.jsonl",
+                                                             "metrics"),
+    "the preset, Gumbel noise 0.5 in self-play (52 min, slower machine)": (
+        HERE / "gumbel05/metrics.jsonl", "metrics"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 

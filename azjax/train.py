@@ -164,14 +164,14 @@ def make_optimizer(config: Config, hyper: Hyper | None = None) -> optax.Gradient
   return opt
 
 
-# -- Under a sweep's vmap --------------------------------------------------------------------------
-
-
 def sgd_unroll(steps: int) -> int:
   """How far to unroll a `lax.scan` of `steps` SGD steps: all of it on a CPU, where XLA runs
   convolution gradients inside a while loop some 20x slower than outside one
   (benchmarks/cpu_loops.py measures it); not at all elsewhere (shorter compiles)."""
   return max(steps, 1) if jax.default_backend() == "cpu" else 1
+
+
+# -- Under a sweep's vmap --------------------------------------------------------------------------
 
 
 def loop_under_vmap(fn):

@@ -13,17 +13,17 @@ iterations) and prints a markdown table, raw policy / 32 simulations (%):
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
+
+from azjax import files
 
 
 def scorings(path: Path) -> list[tuple[int, float, float, float]]:
   """`(iteration, minutes, raw, search32)` of each scoring after iteration 0."""
   out = []
-  for line in path.read_text().splitlines():
-    row = json.loads(line)
+  for row in files.read_jsonl(path):
     if "solver/policy/mistake_rate" in row and row["iteration"] > 0:
       out.append((row["iteration"], row["seconds"] / 60, row["solver/policy/mistake_rate"],
                   row["solver/search32/mistake_rate"]))

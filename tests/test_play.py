@@ -288,6 +288,9 @@ def test_find_checkpoint_prefers_evaluated_runs_and_the_standard_board(tmp_path)
   assert f"because it and {best} tie on evaluation (eval.md) and board, so the shorter name " \
          "(a preset's own run, not a variant) comes first" in why
   assert play.checkpoints.checkpoint_choice("checkers", search=[tmp_path]) is None
+  mlp = _fake_run(tmp_path, "b6_mlp", net="mlp", hidden=256, blocks=2)
+  why = play.checkpoints.checkpoint_choice("breakthrough", 6, 6, search=[tmp_path])
+  assert f"{mlp} (MLP 256x3, 6x6)" in why  # width x hidden layers (the stem's and 2 blocks')
 
 
 def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):

@@ -106,12 +106,18 @@ def _candidates(game: str, rows: int | None, cols: int | None,
 
 
 def _network_text(config: Any) -> str:
-  """"ResNet 32x3" (channels x blocks), or the network's name."""
+  """"ResNet 32x3" (channels x blocks), "MLP 256x3" (width x hidden layers of the trunk),
+  or the network's name."""
   net = str(getattr(config, "net", "") or "network")
   label = {"resnet": "ResNet", "mlp": "MLP", "cnn": "CNN", "se_resnet": "SE-ResNet"}.get(
       net, net)
   channels, blocks = getattr(config, "channels", None), getattr(config, "blocks", None)
-  return f"{label} {channels}x{blocks}" if channels and blocks and "resnet" in net else label
+  hidden = getattr(config, "hidden", None)
+  if channels and blocks and "resnet" in net:
+    return f"{label} {channels}x{blocks}"
+  if net == "mlp" and hidden and blocks:
+    return f"{label} {hidden}x{blocks + 1}"  # the stem's layer and one per block
+  return label
 
 
 def checkpoint_choice(game: str, rows: int | None = None, cols: int | None = None,

@@ -6,7 +6,7 @@ Reads the training logs' `solver/<player>/mistake_rate` (metrics.jsonl, one scor
 iterations) and prints a markdown table, raw policy / 32 simulations (%):
 
     python results/efficiency/connect_four/windows.py --windows 1-300,300-600,600-936 \
-        "the preset"=results/connect_four_cpu/metrics.jsonl \
+        "the preset"=results/efficiency/connect_four/resnet_run/metrics.jsonl \
         "openings up to 36"=results/efficiency/connect_four/openings/k36/metrics.jsonl
 """
 

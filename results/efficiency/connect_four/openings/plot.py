@@ -29,8 +29,8 @@ CURVES = {  # name -> (file, kind)
                                                  "metrics"),
     "the same with openings of up to 24 moves (20 min)": (HERE / "openings/k24/metrics.jsonl",
                                                            "metrics"),
-    "openings of up to 24 moves (the preset now)": (Path("results/connect_four_cpu/metrics.jsonl"),
-                                                    "metrics"),
+    "openings of up to 24 moves (the ResNet preset, sessions 11-17)": (
+        HERE / "resnet_run/metrics.jsonl", "metrics"),
     "the preset + playout cap randomisation (48 min)": (HERE / "pcr/metrics.jsonl", "metrics"),
     # Session 17, on a machine 1.5x slower an iteration: compare these at equal iterations.
     "openings of up to 36 moves (48 min, slower machine)": (HERE / "openings/k36/metrics.jsonl",

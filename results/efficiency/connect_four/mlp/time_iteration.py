@@ -1,4 +1,4 @@
-"""Seconds per training iteration of the Connect Four preset with some fields changed.
+"""Seconds per training iteration of a preset with some fields changed.
 
     python results/efficiency/connect_four/mlp/time_iteration.py \\
         "net='resnet',channels=32,blocks=3" "net='resnet',channels=32,blocks=3,sgd_steps=0,lr_schedule='constant'" \\
@@ -7,13 +7,15 @@
 
 Each argument is a list of `field=value` replacements of `azjax.config.preset("connect_four")`
 (with `min_buffer=1`, so SGD runs from the first iteration). Each configuration compiles its
-fused iteration, runs 4 warm-up iterations, then times 8; the mean is printed.
+fused iteration, runs 4 warm-up iterations, then times 8; the mean is printed. `--preset NAME`
+times another preset (Breakthrough 8x8's table came from
+`--preset breakthrough8_cpu --warmup 2 --iterations 4 ...`).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-import sys
 import time
 
 import jax
@@ -22,11 +24,11 @@ from azjax.config.presets import preset
 from azjax.train import Trainer
 
 
-def seconds_per_iteration(config, iterations: int = 8) -> float:
+def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4) -> float:
   trainer = Trainer.create(config)
   state = trainer.init()
   step = trainer.jit_iteration()
-  for _ in range(4):
+  for _ in range(warmup):
     state, _ = step(state)
   jax.block_until_ready(state)
   start = time.perf_counter()
@@ -37,12 +39,19 @@ def seconds_per_iteration(config, iterations: int = 8) -> float:
 
 
 def main() -> None:
-  base = dataclasses.replace(preset("connect_four"), min_buffer=1)
-  print("| changes to the preset | seconds an iteration |\n|---|---|")
-  for arg in sys.argv[1:]:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("changes", nargs="+", help="field=value,... replacements of the preset")
+  parser.add_argument("--preset", default="connect_four")
+  parser.add_argument("--warmup", type=int, default=4)
+  parser.add_argument("--iterations", type=int, default=8)
+  args = parser.parse_args()
+  base = dataclasses.replace(preset(args.preset), min_buffer=1)
+  print(f"| changes to the {args.preset} preset | seconds an iteration |\n|---|---|")
+  for arg in args.changes:
     changes = eval(f"dict({arg})")  # noqa: S307 - a command-line list of field=value pairs
-    print(f"| {arg} | {seconds_per_iteration(dataclasses.replace(base, **changes)):.3f} |",
-          flush=True)
+    seconds = seconds_per_iteration(dataclasses.replace(base, **changes), args.iterations,
+                                    args.warmup)
+    print(f"| {arg} | {seconds:.3f} |", flush=True)
 
 
 if __name__ == "__main__":

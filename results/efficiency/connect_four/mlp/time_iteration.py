@@ -5,11 +5,11 @@
         "net='resnet',channels=32,blocks=3,simulations=8" "net='resnet',channels=48,blocks=3" \\
         "net='resnet',channels=32,blocks=5" "net='mlp',hidden=256,blocks=2" "net='mlp',hidden=512,blocks=3"
 
-Each argument is a list of `field=value` replacements of `azjax.config.preset("connect_four")`
-(with `min_buffer=1`, so SGD runs from the first iteration). Each configuration compiles its
-fused iteration, runs 4 warm-up iterations, then times 8; the mean is printed. `--preset NAME`
-times another preset (Breakthrough 8x8's table came from
-`--preset breakthrough8_cpu --warmup 2 --iterations 4 ...`).
+Each argument is a list of `field=value` replacements of the preset (`--preset NAME`, default
+`connect_four`; with `min_buffer=1`, so SGD runs from the first iteration). Each configuration compiles its
+fused iteration, runs `--warmup` (4) warm-up iterations, then times `--iterations` (8); the
+mean is printed. Breakthrough 8x8's table (`results/efficiency/breakthrough8/time_iteration.md`)
+came from `--preset breakthrough8_cpu --warmup 2 --iterations 4 ...`.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azjax import selfplay
 from azjax.agents import Agent, Policy
 from azjax.games import base
 
@@ -165,8 +166,24 @@ class MatchResult:
 # -- Playing a match -------------------------------------------------------------------------------
 
 
+def paired_openings(env: base.Game, key: jax.Array, num_games: int, plies: int) -> Any:
+  """`num_games` start states (a batched State): `num_games / 2` openings of `plies` uniformly
+  random moves (`selfplay.random_opening`, stopping before a move that would end the game),
+  game `i` and game `i + num_games / 2` from the same one, so every opening is played once
+  with each seating.
+
+  Why: two noiseless searches of fixed networks are deterministic, so from the initial
+  position a match between them is two distinct games however many are played; the openings
+  make the games distinct and keep the colours fair.
+  """
+  half = jax.vmap(lambda k: selfplay.random_opening(env, k, plies, exact=True))(
+      jax.random.split(key, num_games // 2))
+  return jax.tree.map(lambda x: jnp.concatenate([x, x]), half)
+
+
 def match_outcomes(env: base.Game, policy_a: Policy, policy_b: Policy, num_games: int,
-                   max_steps: int | jax.Array, key: jax.Array) -> dict[str, jax.Array]:
+                   max_steps: int | jax.Array, key: jax.Array,
+                   openings: int = 0) -> dict[str, jax.Array]:
   """The whole match as one `while_loop` over plies (see the module docstring); traceable.
 
   Not jitted itself, so it can sit inside a larger jit, e.g. with a network's variables as an
@@ -180,12 +197,19 @@ def match_outcomes(env: base.Game, policy_a: Policy, policy_b: Policy, num_games
       player 0, games `[n/2, n)` as player 1.
     max_steps: ply limit (Python int or traced int32).
     key: PRNG key, consumed.
+    openings: start from `paired_openings` of this many random plies (0: the initial
+      position; a game with random initial states, such as Slider's obstacles, then starts
+      each game from its own).
   Returns:
     Per game (`[n]`): `outcome` (a's total reward: +1, 0 or -1), `seat_a`, `terminated`,
-    `length` (plies played), `illegal_a`, `illegal_b` (illegal actions played).
+    `length` (plies the agents played, after the opening), `illegal_a`, `illegal_b` (illegal
+    actions played).
   """
   init_key, play_key = jax.random.split(key)
-  states = jax.vmap(env.init)(jax.random.split(init_key, num_games))
+  if openings:
+    states = paired_openings(env, init_key, num_games, openings)
+  else:
+    states = jax.vmap(env.init)(jax.random.split(init_key, num_games))
   seat_a = (jnp.arange(num_games) >= num_games // 2).astype(jnp.int32)
   zeros = jnp.zeros(num_games, jnp.int32)
 
@@ -218,7 +242,7 @@ def match_outcomes(env: base.Game, policy_a: Policy, policy_b: Policy, num_games
 
 # Compiled once per (env, policy_a, policy_b, num_games): games and policies hash by identity,
 # so a match between the same two Agent objects reuses its compilation (`max_steps` is traced).
-_match_jit = jax.jit(match_outcomes, static_argnums=(0, 1, 2, 3))
+_match_jit = jax.jit(match_outcomes, static_argnums=(0, 1, 2, 3), static_argnames=("openings",))
 
 
 def summarize(env: base.Game, name_a: str, name_b: str,
@@ -241,7 +265,7 @@ def summarize(env: base.Game, name_a: str, name_b: str,
 
 
 def play(env: base.Game, agent_a: Agent, agent_b: Agent, num_games: int, key: jax.Array, *,
-         max_steps: int | None = None) -> MatchResult:
+         max_steps: int | None = None, openings: int = 0) -> MatchResult:
   """Plays `num_games` games between `agent_a` and `agent_b`, half with each colour.
 
   Args:
@@ -251,17 +275,20 @@ def play(env: base.Game, agent_a: Agent, agent_b: Agent, num_games: int, key: ja
     key: PRNG key, consumed.
     max_steps: stop after this many plies (unfinished games count as draws and as
       `truncated`); default `env.max_game_length`, which ends every game.
+    openings: random plies before the agents play (`paired_openings`); 0: none.
   Returns:
     The `MatchResult`.
   Raises:
-    ValueError: if `num_games` is not a positive even number.
+    ValueError: if `num_games` is not a positive even number, or `openings` is negative.
   """
   if num_games <= 0 or num_games % 2:
     raise ValueError(f"num_games must be positive and even (half per colour), got {num_games}")
+  if openings < 0:
+    raise ValueError(f"openings must be >= 0 random plies, got {openings}")
   if max_steps is None:
     max_steps = env.max_game_length
   outcomes = _match_jit(env, agent_a.policy, agent_b.policy, int(num_games),
-                        jnp.int32(max_steps), key)
+                        jnp.int32(max_steps), key, openings=int(openings))
   return summarize(env, agent_a.name, agent_b.name, outcomes)
 
 

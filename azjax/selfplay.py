@@ -40,8 +40,9 @@ class ChunkStats:
   root_value_abs_sum: chex.Array  # [] float32
 
 
-def random_opening(game: Game, key: chex.PRNGKey, max_moves: int) -> Any:
-  """A fresh game after `k ~ Uniform{0..max_moves}` uniformly random legal moves (one state).
+def random_opening(game: Game, key: chex.PRNGKey, max_moves: int, exact: bool = False) -> Any:
+  """A fresh game after `k ~ Uniform{0..max_moves}` uniformly random legal moves (one state);
+  with `exact`, after `k = max_moves` of them (evaluation's openings, `arena.paired_openings`).
 
   A random move that would end the game is not played (the opening stops before it), so the
   result is never terminated. The random moves are not searched and never reach the buffer:
@@ -51,7 +52,7 @@ def random_opening(game: Game, key: chex.PRNGKey, max_moves: int) -> Any:
     return game.init(key)
   init_key, count_key, moves_key = jax.random.split(key, 3)
   state = game.init(init_key)
-  count = jax.random.randint(count_key, (), 0, max_moves + 1)
+  count = max_moves if exact else jax.random.randint(count_key, (), 0, max_moves + 1)
 
   def one(i, carry):
     state, stopped = carry

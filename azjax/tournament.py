@@ -63,11 +63,20 @@ def parse_opponent(env, spec: str) -> Player:
   return agents.build(parsed, env)
 
 
-def play(env, player: Player, opponent: Player, games: int,
-         key: jax.Array) -> arena.MatchResult:
+def play(env, player: Player, opponent: Player, games: int, key: jax.Array,
+         openings: int = 0) -> arena.MatchResult:
   """A colour-balanced match: batched in JAX, or side by side against OpenSpiel's bots (or,
-  OpenSpiel's bot against another, for the ladder's control on the OpenSpiel engine)."""
+  OpenSpiel's bot against another, for the ladder's control on the OpenSpiel engine); with
+  `openings`, from paired random openings of that many plies (`arena.paired_openings`).
+
+  Raises:
+    ValueError: `openings` with an OpenSpiel bot (its games start from the initial position;
+      its rollouts already make them differ).
+  """
   if isinstance(player, OpenSpielMCTS) or isinstance(opponent, OpenSpielMCTS):
+    if openings:
+      raise ValueError("random openings are for azjax agents' matches; OpenSpiel's bots play "
+                       "from the initial position")
     from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
 
     seed = int(jax.random.randint(key, (), 0, 2**30))
@@ -81,14 +90,14 @@ def play(env, player: Player, opponent: Player, games: int,
     return openspiel_bridge.match_vs_openspiel(
         env, player, openspiel_bridge.openspiel_mcts_factory(opponent.simulations), games,
         seed, bot_name=opponent.name)
-  return arena.play(env, player, opponent, games, key)
+  return arena.play(env, player, opponent, games, key, openings=openings)
 
 
-def timed_play(env, player: Player, opponent: Player, games: int,
-               key: jax.Array) -> tuple[arena.MatchResult, float]:
+def timed_play(env, player: Player, opponent: Player, games: int, key: jax.Array,
+               openings: int = 0) -> tuple[arena.MatchResult, float]:
   """`play`, and the match's wall-clock seconds."""
   t0 = time.time()
-  result = play(env, player, opponent, games, key)
+  result = play(env, player, opponent, games, key, openings)
   return result, time.time() - t0
 
 
@@ -101,13 +110,14 @@ def match_row(result: arena.MatchResult, seconds: float, **extra: Any) -> dict[s
 # -- Round robin -----------------------------------------------------------------------------------
 
 
-def round_robin(env, pool: Sequence[agents.Agent], games: int,
-                key: jax.Array) -> Iterator[tuple[int, int, arena.MatchResult, float]]:
-  """Every pair of `pool` plays a `games`-game match: yields `(i, j, result, seconds)`."""
+def round_robin(env, pool: Sequence[agents.Agent], games: int, key: jax.Array,
+                openings: int = 0) -> Iterator[tuple[int, int, arena.MatchResult, float]]:
+  """Every pair of `pool` plays a `games`-game match (`play`, with `openings`): yields
+  `(i, j, result, seconds)`."""
   for i in range(len(pool)):
     for j in range(i + 1, len(pool)):
       key, match_key = jax.random.split(key)
-      result, seconds = timed_play(env, pool[i], pool[j], games, match_key)
+      result, seconds = timed_play(env, pool[i], pool[j], games, match_key, openings)
       yield i, j, result, seconds
 
 
@@ -149,24 +159,37 @@ def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str,
   return (distinct[0][0], dict(distinct[0][1])) if distinct else (game, {})
 
 
-def build_pool(items: Sequence[str], load: Callable[[str], tuple], game: str | None = None):
-  """`(env, agents, run directories)` of a pool: each item a run directory (loaded with
-  `load(run_dir) -> (env, agent)`) or an opponent spec (`parse_opponent`).
+def split_snapshot(item: str) -> tuple[str, int | None]:
+  """`"runs/a@2500" -> ("runs/a", 2500)`: a run directory's network snapshot `models/2500`
+  (the name `agents.load` gives it); any other item -> `(item, None)`."""
+  head, sep, tail = item.rpartition("@")
+  if sep and tail.isdigit() and Path(head).is_dir():
+    return head, int(tail)
+  return item, None
+
+
+def build_pool(items: Sequence[str], load: Callable[[str, int | None], tuple],
+               game: str | None = None):
+  """`(env, agents, run directories)` of a pool: each item a run directory, or one of its
+  snapshots as `RUN_DIR@ITERATION` (loaded with `load(run_dir, step) -> (env, agent)`), or an
+  opponent spec (`parse_opponent`).
 
   Raises:
-    ValueError: an item is neither, an OpenSpiel bot (it plays only matches against an azjax
-      agent), the games differ, an agent is listed twice, or fewer than two agents.
+    ValueError: an item is none of these, an OpenSpiel bot (it plays only matches against an
+      azjax agent), the games differ, an agent is listed twice, or fewer than two agents.
   """
+  runs = {item: split_snapshot(item) for item in items}
   for item in items:
-    if not Path(item).is_dir() and ("/" in item or Path(item).exists()):
+    run_dir = runs[item][0]
+    if not Path(run_dir).is_dir() and ("/" in item or Path(item).exists()):
       raise ValueError(f"--pool item {item!r}: no such run directory")
-  run_dirs = [item for item in items if Path(item).is_dir()]
+  run_dirs = [runs[item][0] for item in items if Path(runs[item][0]).is_dir()]
   game, options = pool_game(run_dirs, game)
   env = games.make(game, **options)
   pool = []
   for item in items:
-    if item in run_dirs:
-      pool.append(load(item)[1])
+    if Path(runs[item][0]).is_dir():
+      pool.append(load(*runs[item])[1])
       continue
     try:
       agent = parse_opponent(env, item)
@@ -191,7 +214,7 @@ def build_pool(items: Sequence[str], load: Callable[[str], tuple], game: str | N
 
 def snapshot_matches(env, run_dir: str | Path, abstract: Any, steps: Sequence[int],
                      player: Callable[[Any], agents.Policy], anchors: Sequence[agents.Agent],
-                     games: int, key: jax.Array
+                     games: int, key: jax.Array, openings: int = 0
                      ) -> Iterator[tuple[str, str, arena.MatchResult, float]]:
   """The matches that rate every network snapshot of a run (`models/<iteration>`): the
   anchors play each other, then each snapshot (named `it<iteration>`) plays every anchor and
@@ -206,10 +229,12 @@ def snapshot_matches(env, run_dir: str | Path, abstract: Any, steps: Sequence[in
       are read into.
     steps: the iterations of the snapshots to rate (`checkpoint.list_models`), in order.
     player: the policy of a snapshot's variables; it should be stochastic (two deterministic
-      snapshots would replay the same two games).
+      snapshots would replay the same two games), or the matches start from `openings`.
+    openings: random plies before the agents play (`arena.paired_openings`).
   """
   def outcomes(policy_a, policy_b, key):
-    return arena.match_outcomes(env, policy_a, policy_b, games, env.max_game_length, key)
+    return arena.match_outcomes(env, policy_a, policy_b, games, env.max_game_length, key,
+                                openings)
 
   vs_anchor = {a.name: jax.jit(lambda v, k, p=a.policy: outcomes(player(v), p, k))
                for a in anchors}
@@ -217,7 +242,7 @@ def snapshot_matches(env, run_dir: str | Path, abstract: Any, steps: Sequence[in
   for i, a in enumerate(anchors):
     for b in anchors[i + 1:]:
       key, match_key = jax.random.split(key)
-      result, seconds = timed_play(env, a, b, games, match_key)
+      result, seconds = timed_play(env, a, b, games, match_key, openings)
       yield a.name, b.name, result, seconds
   previous = None
   for step in steps:

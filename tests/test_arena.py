@@ -78,6 +78,27 @@ def test_known_outcomes_of_scripted_agents(ttt):
   assert arena.summarize(ttt, "first-a", "last", outcomes) == result
 
 
+def test_paired_openings_make_deterministic_games_differ(ttt):
+  states = arena.paired_openings(ttt, jax.random.key(6), 8, plies=3)
+  board = np.asarray(states.board)  # [8, 9]: 0 empty, +1 the mover's marks, -1 the other's.
+  # Three random marks (O to move: one +1, two -1); game i and game i + 4 share an opening.
+  np.testing.assert_array_equal((board == 1).sum(axis=1), [1] * 8)
+  np.testing.assert_array_equal((board == -1).sum(axis=1), [2] * 8)
+  np.testing.assert_array_equal(board[:4], board[4:])
+  assert len({tuple(b) for b in board[:4]}) > 1 and not np.any(states.terminated)
+  # From the initial position two deterministic agents replay one game a seating (above); from
+  # the openings their games differ, and each opening is played with both seatings.
+  first_a, first_b = agents.Agent("first-a", _first_legal), agents.Agent("first-b", _first_legal)
+  outcomes = arena.match_outcomes(ttt, first_a.policy, first_b.policy, 40, 9,
+                                  jax.random.key(7), openings=3)
+  assert len(set(np.asarray(outcomes["length"]).tolist())) > 1
+  assert np.all(np.asarray(outcomes["length"]) <= 6)  # The agents play after 3 random plies.
+  result = arena.play(ttt, first_a, first_b, 40, jax.random.key(7), openings=3)
+  assert result == arena.summarize(ttt, "first-a", "first-b", outcomes)
+  with pytest.raises(ValueError, match="openings must be >= 0"):
+    arena.play(ttt, first_a, first_b, 2, jax.random.key(0), openings=-1)
+
+
 def test_illegal_moves_lose(ttt, random_agent):
   # "Always a1" is illegal by its second move (a1 is taken), before random X can win at ply 5.
   zero = agents.Agent("zero", _always_zero)

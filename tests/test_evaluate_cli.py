@@ -126,6 +126,8 @@ def test_pool_writes_elo_table(run_dir, capsys):
     (["--alphabeta", "2", "--progress"], "not --alphabeta"),
     (["--alphabeta", "2", "--width", "-1"], "--width must be 0"),
     (["--snapshot", "2", "--progress"], "--snapshot picks the network of --checkpoint"),
+    (["--openings", "-1"], "--openings must be >= 0 random plies, got -1"),
+    (["--openings", "2", "--ladder"], "--openings applies to the default mode"),
 ])
 def test_bad_arguments(capsys, extra, message):
   assert message in _error(capsys, extra)
@@ -187,6 +189,14 @@ def test_progress_rates_every_snapshot(tmp_path, capsys):
   assert f"{path}@2" in capsys.readouterr().out
   err = _error(capsys, ["--checkpoint", str(path), "--snapshot", "7", "--games", "2"])
   assert "no model snapshot for iteration 7" in err and "1, 2, 3" in err
+  # Snapshots as pool items (RUN_DIR@ITERATION): two points of one run's training.
+  evaluate.main(["--pool", f"{path}@1", f"{path}@3", "--games", "2", "--raw-policy",
+                 "--out", str(tmp_path / "pool")])
+  rows = files.read_jsonl(tmp_path / "pool" / "matches.jsonl")
+  assert len(rows) == 1 and {rows[0]["agent_a"], rows[0]["agent_b"]} == {
+      f"policy(tic_tac_toe:{path}@1)", f"policy(tic_tac_toe:{path}@3)"}
+  err = _error(capsys, ["--pool", f"{path}@1", f"{path}@7", "--games", "2"])
+  assert "no model snapshot for iteration 7" in err
 
 
 def test_progress_without_snapshots(run_dir, capsys):
@@ -203,6 +213,12 @@ def test_ladder_plot_of_perfect_scores(tmp_path):
   low, high = perfect.interval
   path = plots.plot_ladder({"a": [(10, perfect), (20, perfect)]}, tmp_path / "l.png")
   assert path.read_bytes().startswith(b"\x89PNG") and high <= 1.0
+
+
+def test_openings_are_not_for_openspiel(run_dir, capsys):
+  err = _error(capsys, ["--checkpoint", str(run_dir), "--openings", "2", "--opponents",
+                        "openspiel-mcts:8", "--games", "2"])
+  assert "--openings: OpenSpiel's bots play from the initial position" in err
 
 
 def test_network_alphabeta_against_opponents(run_dir, capsys):

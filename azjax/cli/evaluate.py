@@ -49,20 +49,22 @@ file existed, the ladder tables of its `eval.md`).
     azjax evaluate --checkpoint DIR --progress [--opponents random,mcts:200,RUN_DIR]
 
 the Elo of every network snapshot the run saved (`DIR/models/<iteration>`, one per checkpoint):
-each plays the `--opponents` anchors (specs, or run directories: a fixed stronger network; they
-also play each other) and the snapshot before it,
+each plays the `--opponents` anchors (specs, or run directories: a fixed stronger network, or
+`RUN_DIR@ITERATION`, one of its snapshots; they also play each other) and the snapshot before it,
 one maximum-likelihood fit rates them all, and `DIR/progress.png` plots Elo over training
 minutes. The snapshots play stochastically here (raw policy: sampled; search: Gumbel noise at
 the root), else two of them would repeat the same two games.
 
     azjax evaluate --pool DIR_OR_SPEC [DIR_OR_SPEC ...] [--checkpoint DIR]
 
-a round robin: each item is a run directory (loaded with `--simulations`, `--raw-policy` or
-`--alphabeta`) or an opponent spec (random, mcts:<simulations>, alphabeta:<depth>, solver; see
-`--help`); `--checkpoint`, if given, joins the pool first. Every pair plays `--games` games;
-the Elo fit (anchored at "random" if present, else the first agent), its intervals and the
-pairwise score matrix are printed and appended to the `eval.md` of the first run directory
-(`--game` names the game when no item is a run directory; the tables are then only printed).
+a round robin: each item is a run directory or one of its snapshots, `RUN_DIR@ITERATION`
+(`RUN_DIR/models/<ITERATION>`: two runs compared at equal training minutes), loaded with
+`--simulations`, `--raw-policy` or `--alphabeta`, or an opponent spec (random,
+mcts:<simulations>, alphabeta:<depth>, solver; see `--help`); `--checkpoint`, if given, joins
+the pool first. Every pair plays `--games` games; the Elo fit (anchored at "random" if present,
+else the first agent), its intervals and the pairwise score matrix are printed and appended to
+the `eval.md` of the first run directory (`--game` names the game when no item is a run
+directory; the tables are then only printed).
 """
 
 from __future__ import annotations
@@ -114,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--snapshot", type=int, default=None, metavar="ITERATION",
                       help="play or score the run's network snapshot models/<ITERATION> instead "
                       "of its final network (opponents, --ladder, --solver)")
+  parser.add_argument("--openings", type=int, default=0, metavar="PLIES",
+                      help="start every pair of games (one per seating) from its own opening of "
+                      "PLIES uniformly random moves: needed where both players are noiseless "
+                      "networks, whose games from the initial position repeat (default, 0: the "
+                      "initial position; default mode, --pool, --progress)")
   parser.add_argument("--seed", type=int, default=0)
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--ladder", action="store_true",
@@ -122,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="mistakes against perfect play on solver-labelled positions, raw "
                     "policy and search, by ply range (tic-tac-toe, Connect Four)")
   mode.add_argument("--pool", nargs="+", metavar="DIR_OR_SPEC",
-                    help="round robin with Elo between run directories and opponent specs")
+                    help="round robin with Elo between run directories (RUN_DIR@ITERATION: a "
+                    "snapshot) and opponent specs")
   mode.add_argument("--progress", action="store_true",
                     help="Elo of every network snapshot of the run (models/<iteration>) over "
                     "training time, anchored by --opponents")
@@ -169,6 +177,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.error("--alphabeta and --raw-policy are two different players; give one")
   if args.alphabeta is not None and args.progress:
     parser.error("--progress rates snapshots with search or their raw policy, not --alphabeta")
+  if args.openings < 0:
+    parser.error(f"--openings must be >= 0 random plies, got {args.openings}")
+  if args.openings and (args.ladder or args.solver or args.ladder_plot):
+    parser.error("--openings applies to the default mode, --pool and --progress")
   if args.width < 0:
     parser.error(f"--width must be 0 (every action) or positive, got {args.width}")
   if args.snapshot is not None and (args.pool is not None or args.progress or args.ladder_plot):
@@ -203,14 +215,19 @@ def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
     env, agent = load_agent(args, args.checkpoint, args.snapshot)
     opponents = [tournament.parse_opponent(env, spec)
                  for spec in args.opponents.split(",")]
+    if args.openings and any(isinstance(o, tournament.OpenSpielMCTS) for o in opponents):
+      raise ValueError("--openings: OpenSpiel's bots play from the initial position (their "
+                       "rollouts already make the games differ)")
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   lines, rows = [table_header()], []
   key = jax.random.key(args.seed)
   for opponent in opponents:
     key, match_key = jax.random.split(key)
-    result, seconds = tournament.timed_play(env, agent, opponent, args.games, match_key)
-    rows.append(tournament.match_row(result, seconds, mode="opponents", command=command))
+    result, seconds = tournament.timed_play(env, agent, opponent, args.games, match_key,
+                                            args.openings)
+    rows.append(tournament.match_row(result, seconds, mode="opponents", command=command,
+                                     openings=args.openings))
     lines.append(table_row(result, seconds))
     print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
   out = output_dir(args, args.checkpoint)
@@ -406,7 +423,7 @@ def elo_lines(results: list[arena.MatchResult]) -> list[str]:
 def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
   # Parse the specs first, before any model loads, so that a typo fails at once.
   for item in args.pool:
-    if not Path(item).is_dir() and "/" not in item:
+    if not Path(tournament.split_snapshot(item)[0]).is_dir() and "/" not in item:
       try:
         agents.parse_spec(item)
       except ValueError as err:
@@ -414,7 +431,8 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
                        f"spec: {err}\n")
   items = ([args.checkpoint] if args.checkpoint is not None else []) + list(args.pool)
   try:
-    env, pool, run_dirs = tournament.build_pool(items, lambda d: load_agent(args, d), args.game)
+    env, pool, run_dirs = tournament.build_pool(
+        items, lambda d, step: load_agent(args, d, step), args.game)
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   names = [a.name for a in pool]
@@ -424,9 +442,10 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
   interrupted = False
   try:
     for i, j, result, seconds in tournament.round_robin(env, pool, args.games,
-                                                        jax.random.key(args.seed)):
+                                                        jax.random.key(args.seed), args.openings):
       results.append(result)
-      rows.append(tournament.match_row(result, seconds, mode="pool", command=command))
+      rows.append(tournament.match_row(result, seconds, mode="pool", command=command,
+                                       openings=args.openings))
       scores[i, j], scores[j, i] = result.score, 1.0 - result.score
       lines.append(table_row(result, seconds))
       print(lines[-1], f"  <- pair {len(results)}/{pairs}", flush=True)
@@ -451,15 +470,18 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
 
 
 def anchor(args: argparse.Namespace, env, spec: str) -> tournament.Player:
-  """An anchor of `--progress`: an opponent spec, or a run directory (a fixed network, e.g. a
-  stronger run's, played as `--simulations` / `--raw-policy` ask, without noise).
+  """An anchor of `--progress`: an opponent spec, or a run directory or one of its snapshots
+  (`RUN_DIR@ITERATION`): a fixed network, e.g. a stronger run's, played as `--simulations` /
+  `--raw-policy` ask, without noise.
 
   Raises:
+    FileNotFoundError: no such snapshot.
     ValueError: a bad spec, or a run of another game.
   """
-  if not Path(spec).is_dir():
+  run_dir, step = tournament.split_snapshot(spec)
+  if not Path(run_dir).is_dir():
     return tournament.parse_opponent(env, spec)
-  other_env, agent = load_agent(args, spec)
+  other_env, agent = load_agent(args, run_dir, step)
   if (other_env.name, other_env.observation_shape) != (env.name, env.observation_shape):
     raise ValueError(f"--opponents {spec}: plays {other_env.describe()}, the run "
                      f"{env.describe()}")
@@ -498,9 +520,11 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   interrupted = False
   try:
     for name_a, name_b, result, seconds in tournament.snapshot_matches(
-        env, run_dir, abstract, snapshots, player, anchors, args.games, jax.random.key(args.seed)):
+        env, run_dir, abstract, snapshots, player, anchors, args.games, jax.random.key(args.seed),
+        args.openings):
       results.append(result)
-      rows.append(tournament.match_row(result, seconds, mode="progress", command=command))
+      rows.append(tournament.match_row(result, seconds, mode="progress", command=command,
+                                       openings=args.openings))
       lines.append(table_row(result, seconds))
       where = (f"snapshot {snapshots.index(int(name_a[2:])) + 1}/{len(snapshots)}"
                if name_a.startswith("it") else "anchors")

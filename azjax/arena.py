@@ -14,6 +14,10 @@ where it moves (and finished games keep being fed to the agents until the last g
 is the price of one fixed-shape loop that also handles games where one player moves several
 times in a row (checkers multi-jumps), where the movers of a ply are not a fixed half of the
 batch.
+
+Two noiseless agents (a network's evaluation search) are deterministic, so from the initial
+position their match is one game per seating, repeated; `openings` starts each pair of games
+(one per seating) from its own random opening instead (`paired_openings`).
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ mcts:<simulations>, alphabeta:<depth>, solver; see `--help`); `--checkpoint`, if
 the pool first. Every pair plays `--games` games; the Elo fit (anchored at "random" if present,
 else the first agent), its intervals and the pairwise score matrix are printed and appended to
 the `eval.md` of the first run directory (`--game` names the game when no item is a run
-directory; the tables are then only printed).
+directory; the tables are then only printed). Two networks with noiseless search replay one
+game per seating from the initial position: `--openings PLIES` starts each pair of games from
+its own random opening (default mode, `--pool`, `--progress`).
 """
 
 from __future__ import annotations

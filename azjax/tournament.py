@@ -179,16 +179,16 @@ def build_pool(items: Sequence[str], load: Callable[[str, int | None], tuple],
       azjax agent), the games differ, an agent is listed twice, or fewer than two agents.
   """
   runs = {item: split_snapshot(item) for item in items}
+  runs = {item: run for item, run in runs.items() if Path(run[0]).is_dir()}
   for item in items:
-    run_dir = runs[item][0]
-    if not Path(run_dir).is_dir() and ("/" in item or Path(item).exists()):
+    if item not in runs and ("/" in item or Path(item).exists()):
       raise ValueError(f"--pool item {item!r}: no such run directory")
-  run_dirs = [runs[item][0] for item in items if Path(runs[item][0]).is_dir()]
+  run_dirs = [runs[item][0] for item in items if item in runs]
   game, options = pool_game(run_dirs, game)
   env = games.make(game, **options)
   pool = []
   for item in items:
-    if Path(runs[item][0]).is_dir():
+    if item in runs:
       pool.append(load(*runs[item])[1])
       continue
     try:

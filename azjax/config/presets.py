@@ -50,19 +50,22 @@ PRESETS: dict[str, Config] = {
         buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
         iterations=10000, minutes=15.0, eval_every=75, eval_games=64, eval_simulations=32,
         eval_mcts_simulations=200, checkpoint_every=25),
-    # Breakthrough 8x8 on 2 CPU cores, two hours (results/breakthrough8_cpu): the Connect Four
-    # recipe (mirror augmentation, value targets half outcome and half search value, replay
+    # Breakthrough 8x8 on 2 CPU cores, under two hours (results/breakthrough8_cpu): the Connect
+    # Four recipe (mirror augmentation, value targets half outcome and half search value, replay
     # ratio 4, random openings, a cosine learning rate over the run) on an MLP 256x3, as the
     # Connect Four preset: 0.6-0.7 s an iteration against 8.6 s for the ResNet 32x4 of session
-    # 12 (results/efficiency/breakthrough8/resnet_run), so 11x the positions in two hours.
+    # 12 (results/efficiency/breakthrough8/resnet_run). Positions are what a two-hour run is
+    # short of (session 20), so self-play is cheap: 8 simulations, 512 games x 4 moves an
+    # iteration (0.37 s against 0.55 s for 16 simulations and 128 x 16), and a buffer of four
+    # times as many positions (about 50 s of self-play). 14500 iterations take about 92 minutes.
     # No matches during training: random play and rollout MCTS no longer discriminate on 8x8
     # (`evaluate --progress` rates the snapshots against fixed networks instead).
     "breakthrough8_cpu": Config(
         game="breakthrough", rows=8, cols=8, net="mlp", hidden=256, blocks=2,
-        policy_head="dense", simulations=16, selfplay_batch=128, selfplay_steps=16,
-        buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
+        policy_head="dense", simulations=8, selfplay_batch=512, selfplay_steps=4,
+        buffer_size=262144, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
         lr_schedule="cosine", augment=True, value_target_mix=0.5, opening_moves=8,
-        iterations=10000, minutes=120.0, eval_every=0, eval_games=0, checkpoint_every=500),
+        iterations=14500, minutes=120.0, eval_every=0, eval_games=0, checkpoint_every=500),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(
         game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,

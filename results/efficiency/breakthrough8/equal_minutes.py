@@ -18,20 +18,18 @@ import pathlib
 import subprocess
 import sys
 
+from azjax import checkpoint, curves
+
 
 def snapshot_minutes(run: pathlib.Path) -> dict[int, float]:
   """Training minutes at each snapshot of `run` ({iteration: minutes})."""
-  seconds = {}
-  with open(run / "metrics.jsonl") as f:
-    for line in f:
-      row = json.loads(line)
-      if "seconds" in row:
-        seconds[row["iteration"]] = row["seconds"]
-  snapshots = sorted(int(p.name) for p in (run / "models").iterdir() if p.name.isdigit())
+  seconds = curves.training_seconds(run)
+  snapshots = [i for i, _ in checkpoint.list_models(run)]
   missing = [i for i in snapshots if i not in seconds]
-  if missing:
-    raise SystemExit(f"{run}/metrics.jsonl has no row for snapshot iterations {missing}")
-  return {i: seconds[i] / 60 for i in snapshots}
+  if not snapshots or missing:
+    raise SystemExit(f"{run}: no snapshots (models/<iteration>)" if not snapshots else
+                     f"{run}/metrics.jsonl has no row for snapshot iterations {missing}")
+  return {i: seconds[i][0] / 60 for i in snapshots}
 
 
 def latest_before(minutes: dict[int, float], mark: float) -> int:

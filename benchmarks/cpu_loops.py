@@ -19,7 +19,6 @@ import time
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
-import optax
 
 from azjax import replay
 from azjax.config.presets import preset
@@ -91,11 +90,9 @@ def mlp_sgd_steps() -> None:
   state = trainer.init()
   carry = (state.params, state.batch_stats, state.opt_state)
 
-  def body(c, batch):
-    params, batch_stats, opt_state = c
-    grads, (batch_stats, _) = jax.grad(trainer.loss, has_aux=True)(params, batch_stats, batch)
-    updates, opt_state = trainer.optimizer.update(grads, opt_state, params)
-    return (optax.apply_updates(params, updates), batch_stats, opt_state), None
+  def body(c, batch):  # the step `Trainer.iteration` scans over
+    params, batch_stats, opt_state, _ = trainer.sgd_step(*c, batch)
+    return (params, batch_stats, opt_state), None
 
   print(f"\n# {steps} SGD steps (loss, gradient, AdamW) of the breakthrough8_cpu preset's "
         f"network ({trainer.config.net} {trainer.config.hidden}x{trainer.config.blocks + 1})")

@@ -168,8 +168,8 @@ def sgd_unroll(steps: int, convolutional: bool = True) -> int:
   """How far to unroll a `lax.scan` of `steps` SGD steps: all of it for a convolutional
   network on a CPU, where XLA runs convolution gradients inside a while loop some 20x slower
   than outside one (benchmarks/cpu_loops.py measures it); not at all elsewhere (shorter
-  compiles). An MLP's steps run faster rolled on a CPU too: 3.8 against 4.7 ms a step of 256
-  for the Breakthrough 8x8 MLP 256x3, 0.6 against 2.5 ms for a step of 16 (session 22)."""
+  compiles). An MLP's steps run faster rolled on a CPU: 3.6 against 5.5 ms a step of 256 for
+  the Breakthrough 8x8 MLP 256x3, 0.7 against 3.3 ms a step of 16 (the same benchmark)."""
   return max(steps, 1) if convolutional and jax.default_backend() == "cpu" else 1
 
 

@@ -9,7 +9,8 @@ from azjax import augment, games
 
 GAMES = [("connect_four", {}), ("tic_tac_toe", {}),
          ("breakthrough", dict(rows=5, cols=4)),
-         ("breakthrough", dict(rows=6, cols=5, observation="thesis"))]
+         ("breakthrough", dict(rows=6, cols=5, observation="thesis")),
+         ("breakthrough", dict(rows=5, cols=5, observation="attacks"))]
 
 
 def _play(env, actions):

@@ -281,6 +281,48 @@ def test_thesis_observation_is_absolute():
   np.testing.assert_array_equal(obs[..., 2], 0.0)
 
 
+ATTACKS = """
+  6 . . b . . .
+  5 . b . b . .
+  4 . . w . . .
+  3 . w . w . .
+  2 . . . . . b
+  1 w . . . . .
+    a b c d e f
+"""
+
+
+@pytest.mark.parametrize("to_move", [0, 1])
+def test_attacks_observation_counts_attackers(to_move):
+  """White's c4 is attacked by b5 and d5 and defended by b3 and d3; black's f2 is attacked by
+  nothing (e1 is empty) and attacks e1 only (it moves down)."""
+  env = Breakthrough(rows=6, cols=6, observation="attacks")
+  state = env.from_ascii(ATTACKS, to_move=to_move)
+  obs = np.asarray(state.observation)
+  assert obs.shape == (6, 6, 6) and obs.dtype == np.float32
+  mover = ENV6.from_ascii(ATTACKS, to_move=to_move).observation
+  np.testing.assert_array_equal(obs[..., :2], mover)  # The "mover" planes first.
+
+  def squares(plane):
+    """The absolute names of the squares set in a plane of the mover's frame."""
+    cells = np.argwhere(plane)
+    if to_move == 1:
+      cells = 5 - cells
+    return sorted(base.FILES[c] + str(r + 1) for r, c in cells)
+
+  white = ["b2", "a4", "c4", "e4", "b5", "d5"]  # from a1, b3, d3, c4
+  white_twice = ["c4"]  # b3 and d3
+  black = ["a4", "c4", "e4", "b5", "d5", "e1"]  # from b5, d5, c6, f2
+  black_twice = ["c4"]  # b5 and d5
+  mine, theirs = (white, black) if to_move == 0 else (black, white)
+  mine_twice, theirs_twice = (white_twice, black_twice) if to_move == 0 else (black_twice,
+                                                                              white_twice)
+  assert squares(obs[..., 2]) == sorted(mine)
+  assert squares(obs[..., 3]) == mine_twice
+  assert squares(obs[..., 4]) == sorted(theirs)
+  assert squares(obs[..., 5]) == theirs_twice
+
+
 def test_observation_of_a_batch():
   states = base.stack_states([ENV6.from_ascii(CORNERS, to_move=p) for p in (0, 1)])
   obs = states.observation

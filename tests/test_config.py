@@ -100,6 +100,13 @@ def test_validate_applies_each_declared_choice(key):
     dataclasses.replace(Config(), **{key: "nonsense"}).validate()
 
 
+@pytest.mark.parametrize("observation", ["thesis", "attacks"])
+def test_breakthrough_encodings_are_refused_for_other_games(observation):
+  with pytest.raises(ValueError, match=f"the {observation} encoding exists for breakthrough"):
+    Config(game="connect_four", observation=observation).validate()
+  Config(game="breakthrough", observation=observation).validate()
+
+
 # -- --print-config and config files --------------------------------------------------------------
 
 

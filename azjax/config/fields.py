@@ -10,6 +10,7 @@ import os
 from typing import Any, Callable, Iterable, Sequence
 
 from azjax import games, nets
+from azjax.games.breakthrough import OBSERVATIONS
 from azjax.nets import NetConfig
 from azjax.search import ALGORITHMS, SearchConfig
 
@@ -33,7 +34,6 @@ BELOW_1 = Check("in [0, 1)", lambda v: 0 <= v < 1)
 
 OPTIMIZERS = ("adamw", "adam", "sgd")
 LR_SCHEDULES = ("constant", "cosine")
-OBSERVATIONS = ("mover", "thesis")  # Those of azjax.games.breakthrough.
 GATING_PLAYERS = ("policy", "search")
 
 
@@ -108,8 +108,9 @@ class Config:
   rows: int = _GAME(0, "Breakthrough's board rows (2..26); 0 keeps the game's default")
   cols: int = _GAME(0, "Breakthrough's board columns (2..26); 0 keeps the game's default")
   observation: str = _GAME(
-      "mover", "Breakthrough's network input: mover (2 planes, the mover's view) or thesis "
-      "(3 planes, absolute)", choices=OBSERVATIONS)
+      "mover", "Breakthrough's network input: mover (2 planes, the mover's view), thesis "
+      "(3 planes, absolute) or attacks (mover's and 4 planes of attacked squares)",
+      choices=OBSERVATIONS)
   size: int = _GAME(0, "Slider's board side (4..12); 0 keeps the game's default (5)")
   obstacles: str = _GAME(
       "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
@@ -350,7 +351,7 @@ class Config:
       if choices:
         need(getattr(self, field.name) in choices, field.name, f"use {_one_of(choices)}")
     need(self.observation == "mover" or "observation" in options, "observation",
-         f"the thesis encoding exists for {taking('observation')} only")
+         f"the {self.observation} encoding exists for {taking('observation')} only")
     return self
 
   def to_json(self) -> str:

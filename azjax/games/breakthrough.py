@@ -51,7 +51,8 @@ from flax import struct
 from azjax.games import base
 
 NUM_DIRECTIONS = 3  # forward-left, forward, forward-right
-OBSERVATIONS = ("mover", "thesis")
+OBSERVATIONS = ("mover", "thesis", "attacks")
+PLANES = {"mover": 2, "thesis": 3, "attacks": 6}
 
 
 @struct.dataclass
@@ -77,16 +78,46 @@ class State:
     "mover": `[rows, cols, 2]` (mover's pieces, opponent's pieces) in the mover's frame.
     "thesis": `[rows, cols, 3]` (white pieces, black pieces, ones if white is to move) in
     absolute orientation (row 0 = rank 1).
+    "attacks": `[rows, cols, 6]`, the "mover" planes and then `_attack_planes`.
     """
     batch = self.board.shape[:-1]
     grid = self.board.reshape(batch + (-1, self.cols))
     if self.encoding == "mover":
       return jnp.stack([grid == 1, grid == -1], axis=-1).astype(jnp.float32)
+    if self.encoding == "attacks":
+      return _attack_planes(grid)
     # Back to white's frame: black's board is rotated by 180 degrees and negated.
     black = (jnp.asarray(self.current_player) == 1)[..., None, None]
     absolute = jnp.where(black, -grid[..., ::-1, ::-1], grid)
     white_to_move = jnp.broadcast_to(~black, absolute.shape)
     return jnp.stack([absolute == 1, absolute == -1, white_to_move], axis=-1).astype(jnp.float32)
+
+
+def _attack_planes(grid: jax.Array) -> jax.Array:
+  """`[..., rows, cols]` board in the mover's frame -> `[..., rows, cols, 6]` float32 planes.
+
+  The mover's pieces, the opponent's, then the squares the mover attacks at least once and
+  twice, and the squares the opponent attacks at least once and twice. A piece attacks the two
+  squares diagonally ahead of it (row + 1 for the mover, row - 1 for the opponent). Each plane is
+  a sum of shifted piece planes: an MLP could learn them, but only square by square from
+  examples, and Breakthrough is decided by which pieces are attacked and defended (an exchange
+  on a square goes to the side with more attackers).
+  """
+  mine = (grid == 1).astype(jnp.float32)
+  theirs = (grid == -1).astype(jnp.float32)
+
+  def attacks(pieces, rows_from):
+    """Per square, how many `pieces` attack it: those on the previous (`rows_from` = "below")
+    or next row, one column to either side."""
+    pad = [(0, 0)] * (pieces.ndim - 2)
+    below = rows_from == "below"
+    rows = jnp.pad(pieces, pad + [(1, 0) if below else (0, 1), (1, 1)])
+    rows = rows[..., :-1, :] if below else rows[..., 1:, :]
+    return rows[..., :, :-2] + rows[..., :, 2:]
+
+  mine_attack, their_attack = attacks(mine, "below"), attacks(theirs, "above")
+  return jnp.stack([mine, theirs, mine_attack >= 1, mine_attack >= 2, their_attack >= 1,
+                    their_attack >= 2], axis=-1).astype(jnp.float32)
 
 
 def _legal_mask(board: jax.Array, cols: int, left_ok: np.ndarray,
@@ -151,8 +182,10 @@ class Breakthrough(base.Game):
   Args:
     rows: board rows, >= 2 (OpenSpiel accepts rows > 1).
     cols: board columns, 2..26 (files a..z; one column would leave positions without moves).
-    observation: "mover" (default, `[rows, cols, 2]` in the mover's frame) or "thesis"
-      (`[rows, cols, 3]` absolute: white, black, white-to-move).
+    observation: "mover" (default, `[rows, cols, 2]` in the mover's frame), "thesis"
+      (`[rows, cols, 3]` absolute: white, black, white-to-move) or "attacks" (`[rows, cols, 6]`
+      in the mover's frame: the "mover" planes and the squares each side attacks once and
+      twice).
   """
 
   name = "breakthrough"
@@ -219,7 +252,7 @@ Breakthrough ({self.rows}x{self.cols})
     self.num_squares = self.rows * self.cols
     self.num_actions = self.num_squares * NUM_DIRECTIONS
     self.action_planes = NUM_DIRECTIONS
-    self.observation_shape = (self.rows, self.cols, 2 if observation == "mover" else 3)
+    self.observation_shape = (self.rows, self.cols, PLANES[observation])
     self.home_ranks = 2 if self.rows >= 6 else 1
     # Every action advances one piece by one row, and no piece goes further than the last row,
     # so the total distance of all pieces to the far rank bounds the game length.

@@ -56,8 +56,7 @@ def random_opening(game: Game, key: chex.PRNGKey, max_moves: int, exact: bool = 
 
   def one(i, carry):
     state, stopped = carry
-    logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
-    action = jax.random.categorical(jax.random.fold_in(moves_key, i), logits)
+    action = uniform_legal_action(jax.random.fold_in(moves_key, i), state.legal_action_mask)
     stepped = game.step(state, action)
     stopped = stopped | (i >= count) | stepped.terminated
     state = jax.tree.map(lambda old, new: jnp.where(stopped, old, new), state, stepped)
@@ -67,15 +66,44 @@ def random_opening(game: Game, key: chex.PRNGKey, max_moves: int, exact: bool = 
   return state
 
 
+def uniform_legal_action(key: chex.PRNGKey, legal_mask: chex.Array) -> chex.Array:
+  """A uniformly random legal action of one `[A]` mask (one random number, not `A` Gumbels as
+  `jax.random.categorical` draws: on a CPU those made random openings the dearest part of
+  self-play)."""
+  pick = jax.random.randint(key, (), 0, jnp.maximum(jnp.sum(legal_mask, dtype=jnp.int32), 1))
+  return jnp.argmax(jnp.cumsum(legal_mask, dtype=jnp.int32) > pick).astype(jnp.int32)
+
+
 def fresh_games(game: Game, key: chex.PRNGKey, batch: int, opening_moves: int = 0) -> Any:
   """`batch` fresh games (a batched State), each after its own random opening."""
   return jax.vmap(lambda k: random_opening(game, k, opening_moves))(jax.random.split(key, batch))
 
 
+def fresh_pool_size(batch: int, opening_moves: int) -> int:
+  """How many fresh games `restart_ended` makes for a batch of `batch` slots.
+
+  One per slot without openings (`init` is cheap, and random for some games). With openings a
+  fresh game costs up to `opening_moves` steps, and a move ends only a few games (one slot in
+  `L` for games of `L` moves), so an eighth of the slots: for Breakthrough 8x8 (about 75
+  moves, 512 slots) about 7 games end a move, against a pool of 64.
+  """
+  return batch if opening_moves == 0 else max(1, -(-batch // 8))
+
+
 def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int = 0) -> Any:
-  """`games` (batched) with a fresh game (`fresh_games`) in each slot whose game has ended."""
+  """`games` (batched) with a fresh game in each slot whose game has ended.
+
+  The `k`-th ended slot (in slot order) takes game `k mod P` of a pool of `P =
+  fresh_pool_size(B, opening_moves)` fresh games (`fresh_games`): two slots share an opening
+  only when more than `P` games end on one move (their searches then part them).
+  """
   ended = games.terminated
-  fresh = fresh_games(game, key, ended.shape[0], opening_moves)
+  batch = ended.shape[0]
+  pool_size = fresh_pool_size(batch, opening_moves)
+  fresh = fresh_games(game, key, pool_size, opening_moves)
+  if pool_size < batch:
+    rank = (jnp.cumsum(ended, dtype=jnp.int32) - 1) % pool_size
+    fresh = jax.tree.map(lambda f: f[rank], fresh)
   return jax.tree.map(
       lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, games)
 

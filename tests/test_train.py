@@ -138,6 +138,35 @@ def test_random_openings_are_short_legal_and_never_finished():
   np.testing.assert_array_equal(theirs - mine, counts % 2)
 
 
+def test_uniform_legal_action_draws_every_legal_action_alike():
+  mask = jnp.zeros(9, bool).at[jnp.array([1, 4, 8])].set(True)
+  draws = jax.jit(jax.vmap(selfplay.uniform_legal_action, (0, None)))(
+      jax.random.split(jax.random.key(0), 3000), mask)
+  counts = np.bincount(np.asarray(draws), minlength=9)
+  assert counts[[0, 2, 3, 5, 6, 7]].sum() == 0
+  np.testing.assert_allclose(counts[[1, 4, 8]] / 3000, 1 / 3, atol=0.04)  # ~4.5 sigma
+
+
+def test_restart_ended_fills_only_ended_slots_from_a_pool_of_fresh_games():
+  """With openings, 16 slots draw on a pool of 2 fresh games: the ended slots get them in turn
+  (the third ended slot shares the first's), the others keep their games."""
+  env = games.make("tic_tac_toe")
+  assert selfplay.fresh_pool_size(16, 8) == 2 and selfplay.fresh_pool_size(16, 0) == 16
+  playing = selfplay.fresh_games(env, jax.random.key(0), 16, 0)
+  ended_slots = np.array([1, 6, 9])
+  after = playing.replace(terminated=playing.terminated.at[ended_slots].set(True))
+  key = jax.random.key(3)
+  out = jax.jit(selfplay.restart_ended, static_argnums=(0, 3))(env, after, key, 8)
+  pool = selfplay.fresh_games(env, key, 2, 8)
+  assert not np.array_equal(pool.board[0], pool.board[1])  # so the order below is checked
+  boards = np.asarray(out.board)
+  for slot, index in zip(ended_slots, [0, 1, 0]):
+    np.testing.assert_array_equal(boards[slot], np.asarray(pool.board)[index])
+  kept = np.setdiff1d(np.arange(16), ended_slots)
+  np.testing.assert_array_equal(boards[kept], np.asarray(playing.board)[kept])
+  assert not np.asarray(out.terminated).any()
+
+
 def test_replay_wraps_around():
   buf = replay.init(4, 2, (1, 1, 1), 1)
   for step in range(3):

@@ -67,9 +67,8 @@ def random_opening(game: Game, key: chex.PRNGKey, max_moves: int, exact: bool = 
 
 
 def uniform_legal_action(key: chex.PRNGKey, legal_mask: chex.Array) -> chex.Array:
-  """A uniformly random legal action of one `[A]` mask (one random number, not `A` Gumbels as
-  `jax.random.categorical` draws: on a CPU those made random openings the dearest part of
-  self-play)."""
+  """A uniformly random legal action of one `[A]` mask, from one random number (where
+  `jax.random.categorical` would draw `A` Gumbels)."""
   pick = jax.random.randint(key, (), 0, jnp.maximum(jnp.sum(legal_mask, dtype=jnp.int32), 1))
   return jnp.argmax(jnp.cumsum(legal_mask, dtype=jnp.int32) > pick).astype(jnp.int32)
 
@@ -85,7 +84,9 @@ def fresh_pool_size(batch: int, opening_moves: int) -> int:
   One per slot without openings (`init` is cheap, and random for some games). With openings a
   fresh game costs up to `opening_moves` steps, and a move ends only a few games (one slot in
   `L` for games of `L` moves), so an eighth of the slots: for Breakthrough 8x8 (about 75
-  moves, 512 slots) about 7 games end a move, against a pool of 64.
+  moves, 512 slots) about 7 games end a move, against a pool of 64. (Making a fresh game for
+  every slot took about 5% of the `breakthrough8_cpu` preset's iteration, 0.317 s against
+  0.300 s without openings; with the pool 0.306 s against 0.309 s.)
   """
   return batch if opening_moves == 0 else max(1, -(-batch // 8))
 

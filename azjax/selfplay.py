@@ -5,7 +5,9 @@ into the replay buffer as it is searched, and its value target arrives when its 
 A finished game is replaced by a fresh one in the same slot right away, so the games carried
 between calls are never terminated. With `opening_moves`, a fresh game begins after a few
 uniformly random moves (`random_opening`), so self-play also visits positions its own
-policy would not reach.
+policy would not reach. With an `Archive` (Go-Exploit, Trudeau and Bowling 2023), a fresh game
+may instead start from a position of an earlier self-play game: shorter games from positions
+the agent reaches, so more independent value targets per position played.
 """
 
 from __future__ import annotations
@@ -22,10 +24,19 @@ from azjax.search import EvalFn, SearchConfig, search
 
 
 @chex.dataclass(frozen=True)
+class Archive:
+  """A ring of `K` positions from earlier self-play games (Go-Exploit's archive)."""
+
+  states: Any  # game State batched [K]; the first min(count, K) rows are positions played
+  count: chex.Array  # [] int32: positions written so far (the next goes to row count % K)
+
+
+@chex.dataclass(frozen=True)
 class SelfPlayState:
   games: Any  # game State batched [B]: never terminated between calls
   episode: chex.Array  # [B] int32: number of games finished in each slot so far
   buffer: replay.ReplayBuffer
+  archive: Archive | None = None  # with Go-Exploit starts (`init(archive_size=...)`)
 
 
 @chex.dataclass(frozen=True)
@@ -88,20 +99,59 @@ def fresh_pool_size(batch: int, opening_moves: int) -> int:
   every slot took about 5% of the `breakthrough8_cpu` preset's iteration, 0.317 s against
   0.300 s without openings; with the pool 0.306 s against 0.309 s.)
   """
-  return batch if opening_moves == 0 else max(1, -(-batch // 8))
+  return batch if opening_moves == 0 else an_eighth(batch)
 
 
-def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int = 0) -> Any:
+def an_eighth(batch: int) -> int:
+  """`ceil(batch / 8)`: the fresh games made, and the positions archived, per move."""
+  return max(1, -(-batch // 8))
+
+
+def archive_games(archive: Archive, games: Any, count: int) -> Archive:
+  """`archive` with `count` of the `B` live `games` written into it, the slots taken in turn
+  (`count` a move covers every slot in `B / count` moves) over its oldest rows."""
+  batch, size = games.terminated.shape[0], _size(archive)
+  written = archive.count + jnp.arange(count)
+  slots, rows = written % batch, written % size
+  states = jax.tree.map(lambda a, g: a.at[rows].set(g[slots]), archive.states, games)
+  return Archive(states=states, count=archive.count + count)
+
+
+def _size(archive: Archive) -> int:
+  return archive.states.terminated.shape[0]
+
+
+def from_archive(archive: Archive, fresh: Any, key: chex.PRNGKey, prob: float) -> Any:
+  """`fresh` (batched games) with each game replaced, with probability `prob`, by a position
+  drawn uniformly from the filled part of `archive` (none while it is empty)."""
+  pick_key, coin_key = jax.random.split(key)
+  pool = fresh.terminated.shape[0]
+  filled = jnp.minimum(archive.count, _size(archive))
+  rows = jax.random.randint(pick_key, (pool,), 0, jnp.maximum(filled, 1))
+  use = (jax.random.uniform(coin_key, (pool,)) < prob) & (filled > 0)
+  archived = jax.tree.map(lambda a: a[rows], archive.states)
+  return jax.tree.map(lambda a, f: jnp.where(use.reshape((-1,) + (1,) * (f.ndim - 1)), a, f),
+                      archived, fresh)
+
+
+def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int = 0,
+                  archive: Archive | None = None, archive_start: float = 0.0) -> Any:
   """`games` (batched) with a fresh game in each slot whose game has ended.
 
   The `k`-th ended slot (in slot order) takes game `k mod P` of a pool of `P =
   fresh_pool_size(B, opening_moves)` fresh games (`fresh_games`): two slots share an opening
-  only when more than `P` games end on one move (their searches then part them).
+  only when more than `P` games end on one move (their searches then part them). With an
+  `archive`, each pool game is an archived position instead with probability `archive_start`.
   """
   ended = games.terminated
   batch = ended.shape[0]
   pool_size = fresh_pool_size(batch, opening_moves)
-  fresh = fresh_games(game, key, pool_size, opening_moves)
+  if archive is None:
+    fresh = fresh_games(game, key, pool_size, opening_moves)
+  else:
+    key, archive_key = jax.random.split(key)
+    fresh = from_archive(archive, fresh_games(game, key, pool_size, opening_moves),
+                         archive_key, archive_start)
   if pool_size < batch:
     rank = (jnp.cumsum(ended, dtype=jnp.int32) - 1) % pool_size
     fresh = jax.tree.map(lambda f: f[rank], fresh)
@@ -110,23 +160,37 @@ def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int 
 
 
 def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey,
-         opening_moves: int = 0) -> SelfPlayState:
+         opening_moves: int = 0, archive_size: int = 0) -> SelfPlayState:
+  """Fresh games in `batch` slots, an empty buffer, and an empty archive of `archive_size`
+  positions (none with 0)."""
   games = fresh_games(game, key, batch, opening_moves)
+  archive = None
+  if archive_size:
+    # Placeholder rows (copies of the start): `from_archive` only draws the written ones.
+    start = game.init(key)
+    archive = Archive(
+        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (archive_size,) + x.shape), start),
+        count=jnp.int32(0))
   return SelfPlayState(
       games=games,
       episode=jnp.zeros(batch, jnp.int32),
-      buffer=replay.init(buffer_size, batch, game.observation_shape, game.num_actions))
+      buffer=replay.init(buffer_size, batch, game.observation_shape, game.num_actions),
+      archive=archive)
 
 
 def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variables: Any,
                state: SelfPlayState, key: chex.PRNGKey, num_steps: int,
                cheap_config: SearchConfig | None = None,
                full_search_prob: float = 1.0,
-               opening_moves: int = 0) -> tuple[SelfPlayState, ChunkStats]:
+               opening_moves: int = 0,
+               archive_start: float = 0.0) -> tuple[SelfPlayState, ChunkStats]:
   """Plays `num_steps` moves in every slot; returns the new state and chunk totals.
 
   Games that end are replaced by `fresh_games(..., opening_moves)`; a game's length counts its
-  random opening moves too.
+  random opening moves too. With an archive (`state.archive`), each move writes an eighth
+  of the positions it searches into it (`an_eighth`), and a fresh game starts from an
+  archived position with probability `archive_start` (its length then counts the moves before
+  that position too).
 
   With `cheap_config` (playout cap randomisation, KataGo section 3.1), each move is searched
   with `search_config` with probability `full_search_prob` and with the cheaper `cheap_config`
@@ -156,7 +220,10 @@ def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variabl
     ended = stepped.terminated
     buffer = replay.assign_outcomes(buffer, ended, carry.episode, stepped.rewards)
     batch = ended.shape[0]
-    games = restart_ended(game, stepped, reset_key, opening_moves)
+    archive = carry.archive
+    if archive is not None:
+      archive = archive_games(archive, games, an_eighth(batch))
+    games = restart_ended(game, stepped, reset_key, opening_moves, archive, archive_start)
     stats = ChunkStats(
         moves=jnp.int32(batch),
         games_finished=jnp.sum(ended, dtype=jnp.int32),
@@ -165,7 +232,8 @@ def play_chunk(game: Game, eval_fn: EvalFn, search_config: SearchConfig, variabl
         draws=jnp.sum(ended & (stepped.rewards[:, 0] == 0), dtype=jnp.int32),
         root_value_abs_sum=jnp.sum(jnp.abs(out.root_value)),
     )
-    next_state = SelfPlayState(games=games, episode=carry.episode + ended, buffer=buffer)
+    next_state = SelfPlayState(games=games, episode=carry.episode + ended, buffer=buffer,
+                               archive=archive)
     return next_state, stats
 
   state, stats = jax.lax.scan(one_move, state, jax.random.split(key, num_steps))

@@ -273,7 +273,8 @@ class Trainer:
         best_batch_stats=best[1],
         opt_state=self.optimizer.init(params),
         selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
-                               games_key, self.config.opening_moves),
+                               games_key, self.config.opening_moves,
+                               self.config.archive_size if self.config.archive_start else 0),
         key=key,
         iteration=jnp.int32(0),
         sgd_steps=jnp.int32(0),
@@ -367,7 +368,8 @@ class Trainer:
                                     selfplay_key, config.selfplay_steps,
                                     cheap_config=self.cheap_search_config(hyper),
                                     full_search_prob=config.full_search_prob,
-                                    opening_moves=config.opening_moves)
+                                    opening_moves=config.opening_moves,
+                                    archive_start=config.archive_start)
 
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):

@@ -1,6 +1,7 @@
 """Training pipeline: loss maths, replay targets, config checks, resume, a tiny end-to-end run."""
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from azjax import config as config_lib
 from azjax import games, replay, selfplay, train
 from azjax.config import Config
+from azjax.games import base
 from azjax.search import SearchConfig
 
 # A tiny tic-tac-toe config shared by the tests below (compiled functions are reused).
@@ -165,6 +167,66 @@ def test_restart_ended_fills_only_ended_slots_from_a_pool_of_fresh_games():
   kept = np.setdiff1d(np.arange(16), ended_slots)
   np.testing.assert_array_equal(boards[kept], np.asarray(playing.board)[kept])
   assert not np.asarray(out.terminated).any()
+
+
+def _ttt_after(env, actions):
+  state = env.init(jax.random.key(0))
+  for action in actions:
+    state = env.step(state, action)
+  return state
+
+
+def test_archive_writes_slots_in_turn_and_overwrites_its_oldest_rows():
+  env = games.make("tic_tac_toe")
+  games4 = base.stack_states([_ttt_after(env, [cell]) for cell in range(4)])  # X on cell k
+  archive = selfplay.init(env, 4, 8, jax.random.key(0), archive_size=3).archive
+  assert int(archive.count) == 0 and archive.states.board.shape == (3, 9)
+  for _ in range(2):
+    archive = selfplay.archive_games(archive, games4, 2)
+  # Slots 0, 1, 2, 3 went to rows 0, 1, 2, 0: slot 3 overwrote slot 0.
+  assert int(archive.count) == 4
+  np.testing.assert_array_equal(archive.states.board, np.asarray(games4.board)[[3, 1, 2]])
+
+
+def test_from_archive_draws_written_rows_with_its_probability():
+  env = games.make("tic_tac_toe")
+  fresh = selfplay.fresh_games(env, jax.random.key(0), 64)
+  archive = selfplay.init(env, 4, 8, jax.random.key(0), archive_size=8).archive
+  key = jax.random.key(1)
+  # Empty: nothing to draw, even with probability 1.
+  chex.assert_trees_all_equal(selfplay.from_archive(archive, fresh, key, 1.0), fresh)
+  marked = base.stack_states([_ttt_after(env, [cell]) for cell in (4, 5)])
+  archive = selfplay.archive_games(archive, marked, 2)  # rows 0, 1 written; 2..7 never
+  drawn = np.asarray(selfplay.from_archive(archive, fresh, key, 1.0).board)
+  assert {tuple(b) for b in drawn} == {tuple(b) for b in np.asarray(marked.board)}
+  chex.assert_trees_all_equal(selfplay.from_archive(archive, fresh, key, 0.0), fresh)
+  half = np.asarray(selfplay.from_archive(archive, fresh, key, 0.5).step_count)
+  assert 16 < (half == 1).sum() < 48  # 64 coins of 1/2: about 32 from the archive
+
+
+def test_go_exploit_restarts_games_from_archived_positions():
+  """With `archive_start=1` every restarted game descends from an archived position: here
+  (tic-tac-toe, an archive filled with one position of four marks) nearly all restarts hold
+  those four marks, since self-play overwrites only 12 of the 256 rows in 12 moves."""
+  env = games.make("tic_tac_toe")
+
+  def eval_fn(variables, observation):
+    return jnp.zeros((observation.shape[0], env.num_actions)), jnp.zeros(observation.shape[0])
+
+  marks = _ttt_after(env, [0, 4, 8, 2])
+  state = selfplay.init(env, 8, 128, jax.random.key(0), archive_size=256)
+  state = state.replace(archive=selfplay.Archive(
+      states=jax.tree.map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), marks),
+      count=jnp.int32(256)))
+  play = jax.jit(functools.partial(selfplay.play_chunk, env, eval_fn, SearchConfig(simulations=4),
+                                   None, num_steps=12, archive_start=1.0))
+  out, stats = play(state, jax.random.key(1))
+  assert int(out.archive.count) == 256 + 12 * selfplay.an_eighth(8)
+  restarted = np.asarray(out.episode) > 0
+  assert int(stats.games_finished) >= 8 and restarted.sum() >= 4
+  occupied = np.asarray(out.games.board)[restarted] != 0
+  descends = occupied[:, [0, 2, 4, 8]].all(axis=1)
+  assert descends.mean() >= 0.75, descends
 
 
 def test_replay_wraps_around():
@@ -362,6 +424,20 @@ def test_restores_a_checkpoint_with_an_older_replay_buffer(trainer, iteration, t
         root_value=buf.value, full_search=jnp.ones_like(buf.full_search))))
   checkpoint.save(checkpoint.manager(tmp_path), 2,
                   state.replace(selfplay=state.selfplay.replace(buffer=old)))
+  restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
+  chex.assert_trees_all_equal(restored, state)
+
+
+def test_go_exploit_run_keeps_its_archive_through_a_checkpoint(tmp_path):
+  """`archive_start`: the run's state carries the archive, self-play fills it (two of the 16
+  slots a move), and a checkpoint saves and restores it."""
+  from azjax import checkpoint
+  config = dataclasses.replace(TINY, archive_start=0.5, archive_size=64)
+  trainer = train.Trainer.create(config)
+  state, _ = jax.jit(trainer.iteration)(trainer.init())
+  assert int(state.selfplay.archive.count) == config.selfplay_steps * 2
+  assert train.Trainer.create(TINY).init().selfplay.archive is None
+  checkpoint.save(checkpoint.manager(tmp_path), 1, state)
   restored, _ = checkpoint.restore(checkpoint.manager(tmp_path), trainer.init())
   chex.assert_trees_all_equal(restored, state)
 

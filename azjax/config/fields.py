@@ -239,6 +239,13 @@ class Config:
       0, "self-play games start after a uniformly random number (0..opening_moves) of "
       "uniformly random moves, for a wider range of positions; 0 = off", unit="moves",
       check=AT_LEAST_0)
+  archive_start: float = _EFFICIENCY(
+      0.0, "Go-Exploit (Trudeau and Bowling 2023): the probability that a fresh self-play game "
+      "starts from a position of an earlier self-play game, drawn uniformly from an archive of "
+      "recent ones, instead of the start (or a random opening); 0 = off", check=FRACTION)
+  archive_size: int = _EFFICIENCY(
+      65536, "with archive_start: the archive's positions (self-play writes an eighth of its "
+      "games' positions each move; the oldest go first)", unit="positions", check=AT_LEAST_1)
   late_simulations: int = _EFFICIENCY(
       0, "self-play searches with this many simulations once late_from of the run's iterations "
       "are done (more search once the network is worth searching with); 0 = simulations "

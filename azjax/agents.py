@@ -555,15 +555,26 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
   variables = checkpoint.load_model(run_dir, abstract, step=step)
   label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
   if raw_policy:
-    return env, make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
-  if alphabeta_depth is not None:
+    agent = make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
+  elif alphabeta_depth is not None:
     width = "" if alphabeta_width is None else f"w{alphabeta_width}"
-    return env, make_network_alphabeta(
+    agent = make_network_alphabeta(
         env, model=model, variables=variables, depth=alphabeta_depth, width=alphabeta_width,
         name=f"ab-d{alphabeta_depth}{width}({label})")
-  algorithm = algorithm or config.search
-  return env, make_alphazero(env, model=model, variables=variables, simulations=simulations,
-                             algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")
+  else:
+    algorithm = algorithm or config.search
+    agent = make_alphazero(env, model=model, variables=variables, simulations=simulations,
+                           algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")
+  return env, reading_with(env, agent)
+
+
+def reading_with(env: base.Game, agent: Agent) -> Agent:
+  """`agent` reading every position through `env.encoded`: a network trained on another
+  observation encoding (`Game.encoding_options`) than the game object running the match
+  sees its own."""
+  if not env.encoding_options:
+    return agent
+  return Agent(name=agent.name, policy=lambda states, key: agent.policy(env.encoded(states), key))
 
 
 __all__ = [
@@ -571,5 +582,6 @@ __all__ = [
     "describe_kinds", "evaluation_search_config", "kinds", "load", "load_network", "make",
     "make_alphabeta",
     "make_alphazero", "make_mcts", "make_network_alphabeta", "make_random", "make_raw_policy",
-    "make_solver", "network_eval_fn", "parse_spec", "random_policy", "register",
+    "make_solver", "network_eval_fn", "parse_spec", "random_policy", "reading_with",
+    "register",
 ]

@@ -139,14 +139,15 @@ def score_matrix_markdown(names: Sequence[str], scores: dict[tuple[int, int], fl
 
 def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str, Any]]:
   """`(game, options)` that every run directory of a pool plays (from their config.json, before
-  any network loads), or `game` when there is none.
+  any network loads), or `game` when there is none. The options are the rules
+  (`rules_options`): the runs may differ in their networks' encodings.
 
   Raises:
-    ValueError: the runs play different games (or options), or `game` names another game, or
+    ValueError: the runs play different games (or rules), or `game` names another game, or
       there is neither a run nor `game`.
   """
   played = {d: checkpoint.read_config(d) for d in run_dirs}
-  ids = {d: (c.game, tuple(sorted(c.game_kwargs().items()))) for d, c in played.items()}
+  ids = {d: (c.game, rules_options(c)) for d, c in played.items()}
   distinct = sorted(set(ids.values()))
   if game is not None and any(g[0] != game for g in distinct):
     raise ValueError(f"--game {game} but the run directories are "
@@ -157,6 +158,13 @@ def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str,
   if not distinct and game is None:
     raise ValueError("a pool without a run directory needs --game to name the game")
   return (distinct[0][0], dict(distinct[0][1])) if distinct else (game, {})
+
+
+def rules_options(config) -> tuple[tuple[str, Any], ...]:
+  """A run config's game options that are rules (not `encoding_options`), sorted: runs equal in
+  them play each other (`agents.load` gives each network its own encoding)."""
+  encoding = games.game_class(config.game).encoding_options
+  return tuple(sorted((k, v) for k, v in config.game_kwargs().items() if k not in encoding))
 
 
 def split_snapshot(item: str) -> tuple[str, int | None]:

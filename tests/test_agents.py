@@ -196,3 +196,23 @@ def test_mcts_beats_random_in_tic_tac_toe(ttt):
   assert result.score >= 0.8, str(result)
   assert result.first[2] == 0, str(result)  # Never loses with the first move.
   assert result.illegal_a == result.illegal_b == 0
+
+
+def test_network_agents_read_positions_in_their_own_encoding():
+  """`reading_with`: a network agent of a Breakthrough run trained on the attack maps gets its
+  six planes from positions of a game object that encodes two."""
+  from azjax.games.breakthrough import Breakthrough
+  mover = Breakthrough(rows=5, cols=5)
+  attacks = Breakthrough(rows=5, cols=5, observation="attacks")
+  seen = []
+
+  def policy(states, key):
+    seen.append(states.observation.shape)
+    return np.argmax(states.legal_action_mask, axis=-1).astype(np.int32)
+
+  states = jax.vmap(mover.init)(jax.random.split(jax.random.key(0), 3))
+  agents.reading_with(attacks, agents.Agent("net", policy)).policy(states, jax.random.key(1))
+  agents.reading_with(mover, agents.Agent("net", policy)).policy(states, jax.random.key(1))
+  assert seen == [(3, 5, 5, 6), (3, 5, 5, 2)]
+  plain = agents.Agent("net", policy)
+  assert agents.reading_with(games.make("connect_four"), plain) is plain

@@ -157,6 +157,28 @@ def test_pool_of_mixed_games(run_dir, tmp_path, capsys):
   shutil.rmtree(other)
 
 
+def test_pool_of_networks_with_different_encodings(tmp_path, capsys):
+  """Breakthrough runs that differ only in their observation encoding play each other, each
+  network reading the positions in its own encoding; other rules still must match."""
+  paths = {}
+  for observation in ("mover", "attacks"):
+    paths[observation] = tmp_path / observation
+    config = Config(game="breakthrough", rows=5, cols=5, observation=observation, net="mlp",
+                    hidden=16, blocks=1, value_hidden=8, simulations=4, selfplay_batch=8,
+                    selfplay_steps=2, buffer_size=64, min_buffer=8, train_batch=8,
+                    sgd_steps=1, iterations=1, eval_every=0, eval_games=0, checkpoint_every=0)
+    driver.train_and_evaluate(config, paths[observation], progress=False)
+  evaluate.main(["--pool", str(paths["mover"]), str(paths["attacks"]), "--games", "2",
+                 "--simulations", "4", "--out", str(tmp_path / "pool")])
+  rows = files.read_jsonl(tmp_path / "pool" / "matches.jsonl")
+  assert len(rows) == 1 and rows[0]["wins"] + rows[0]["losses"] == 2
+  config = json.loads((paths["attacks"] / "config.json").read_text())
+  config["rows"] = 6
+  (paths["attacks"] / "config.json").write_text(json.dumps(config))
+  err = _error(capsys, ["--pool", str(paths["mover"]), str(paths["attacks"]), "--games", "2"])
+  assert "same game" in err and "'rows': 6" in err
+
+
 def test_progress_rates_every_snapshot(tmp_path, capsys):
   path = tmp_path / "ttt_progress"
   config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,

@@ -484,7 +484,7 @@ def anchor(args: argparse.Namespace, env, spec: str) -> tournament.Player:
   if not Path(run_dir).is_dir():
     return tournament.parse_opponent(env, spec)
   other_env, agent = load_agent(args, run_dir, step)
-  if (other_env.name, other_env.observation_shape) != (env.name, env.observation_shape):
+  if (other_env.name, other_env.describe()) != (env.name, env.describe()):
     raise ValueError(f"--opponents {spec}: plays {other_env.describe()}, the run "
                      f"{env.describe()}")
   return agent

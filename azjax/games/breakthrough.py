@@ -194,6 +194,7 @@ class Breakthrough(base.Game):
   # -- What a game says about itself (see `base.Game`) -------------------------------------------
   side_names = ("white", "black")
   config_options = ("rows", "cols", "observation")
+  encoding_options = ("observation",)
 
   @property
   def rules_text(self) -> str:
@@ -215,6 +216,9 @@ Breakthrough ({self.rows}x{self.cols})
 
   def describe(self) -> str:
     return f"{self.name} {self.rows}x{self.cols}"
+
+  def encoded(self, state: State) -> State:
+    return state.replace(encoding=self.observation_encoding)
 
   def openspiel_game(self) -> tuple[str, dict]:
     return "breakthrough", {"rows": self.rows, "columns": self.cols}

@@ -105,19 +105,18 @@ def _attack_planes(grid: jax.Array) -> jax.Array:
   """
   mine = (grid == 1).astype(jnp.float32)
   theirs = (grid == -1).astype(jnp.float32)
-
-  def attacks(pieces, rows_from):
-    """Per square, how many `pieces` attack it: those on the previous (`rows_from` = "below")
-    or next row, one column to either side."""
-    pad = [(0, 0)] * (pieces.ndim - 2)
-    below = rows_from == "below"
-    rows = jnp.pad(pieces, pad + [(1, 0) if below else (0, 1), (1, 1)])
-    rows = rows[..., :-1, :] if below else rows[..., 1:, :]
-    return rows[..., :, :-2] + rows[..., :, 2:]
-
-  mine_attack, their_attack = attacks(mine, "below"), attacks(theirs, "above")
+  mine_attack = _attackers_moving_up(mine)
+  their_attack = _attackers_moving_up(theirs[..., ::-1, :])[..., ::-1, :]  # they move down
   return jnp.stack([mine, theirs, mine_attack >= 1, mine_attack >= 2, their_attack >= 1,
                     their_attack >= 2], axis=-1).astype(jnp.float32)
+
+
+def _attackers_moving_up(pieces: jax.Array) -> jax.Array:
+  """`[..., rows, cols]` 0/1 pieces that move up (row + 1) -> how many attack each square: those
+  on the row below, one column to either side."""
+  pad = [(0, 0)] * (pieces.ndim - 2)
+  below = jnp.pad(pieces, pad + [(1, 0), (1, 1)])[..., :-1, :]
+  return below[..., :, :-2] + below[..., :, 2:]
 
 
 def _legal_mask(board: jax.Array, cols: int, left_ok: np.ndarray,

@@ -570,8 +570,13 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
 
 def reading_with(env: base.Game, agent: Agent) -> Agent:
   """`agent` reading every position through `env.encoded`: a network trained on another
-  observation encoding (`Game.encoding_options`) than the game object running the match
-  sees its own."""
+  observation encoding than the game object running the match sees its own.
+
+  A game's `encoding_options` are the constructor options that change only the network's
+  input, not the rules or the state (Breakthrough: `observation`); a game with some defines
+  `encoded(state)`, `state` (batched or not) observed as that game object encodes it. Runs
+  that differ only in those options play each other (`tournament.rules_options`).
+  """
   if not env.encoding_options:
     return agent
   return Agent(name=agent.name, policy=lambda states, key: agent.policy(env.encoded(states), key))

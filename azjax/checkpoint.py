@@ -70,9 +70,10 @@ def _without_empty(tree: Any) -> Any:
 
 
 def _with_empty(restored: Any, target: Any) -> Any:
-  """Undoes `_without_empty`: zero-size arrays shaped as in `target` where `restored` has None."""
-  return jax.tree.map(lambda r, t: jnp.zeros(t.shape, t.dtype) if r is None else r,
-                      restored, target, is_leaf=lambda x: x is None)
+  """Undoes `_without_empty`: zero-size arrays shaped as in `target` where `restored` has None
+  (and None where `target` has None too: a run without a self-play archive)."""
+  return jax.tree.map(lambda r, t: jnp.zeros(t.shape, t.dtype) if r is None and t is not None
+                      else r, restored, target, is_leaf=lambda x: x is None)
 
 
 def save(mngr: ocp.CheckpointManager, step: int, state: Any, meta: dict | None = None) -> None:

@@ -154,11 +154,7 @@ class Game:
     from such fields to the constructor's arguments where the names differ (Slider:
     {"size": "size", "obstacles": "blocks"}); `Config.game_kwargs` passes those not left at 0
     (or ""), and `Config.validate` refuses the others when set. Default ().
-  * `encoding_options: tuple[str, ...]` and `encoded(state)`: the constructor options that
-    change only the network's input, not the rules or the state (Breakthrough: observation),
-    and `state` observed as this game object encodes it. Runs that differ only in those play
-    each other: each network agent reads positions through its own game's `encoded`.
-    Default (), and `state` itself.
+  * `encoding_options`: options changing only the network's input (`agents.reading_with`).
   * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
     whether it is a king. Default: the convention in `azjax.render`'s docstring.
   * `exact_solver() -> Callable[[], Solver] | None`, a classmethod (the registry asks the
@@ -323,10 +319,6 @@ class Game:
 
   def describe(self) -> str:
     return self.name
-
-  def encoded(self, state: Any) -> Any:
-    """`state` (batched or not) with this object's observation encoding (`encoding_options`)."""
-    return state
 
   def piece_owner(self, code: int) -> int | None:
     """The player (0 or 1) owning piece `code` (non-zero): with `n` non-empty codes, codes

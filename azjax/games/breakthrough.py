@@ -217,6 +217,7 @@ Breakthrough ({self.rows}x{self.cols})
     return f"{self.name} {self.rows}x{self.cols}"
 
   def encoded(self, state: State) -> State:
+    """`state` (batched or not) observed in this object's encoding (`agents.reading_with`)."""
     return state.replace(encoding=self.observation_encoding)
 
   def openspiel_game(self) -> tuple[str, dict]:

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import replay
-from azjax.games.base import Game
+from azjax.games.base import Game, uniform_legal_action
 from azjax.search import EvalFn, SearchConfig, search
 
 
@@ -29,6 +29,10 @@ class Archive:
 
   states: Any  # game State batched [K]; the first min(count, K) rows are positions played
   count: chex.Array  # [] int32: positions written so far (the next goes to row count % K)
+
+  @property
+  def size(self) -> int:
+    return self.states.terminated.shape[0]
 
 
 @chex.dataclass(frozen=True)
@@ -77,13 +81,6 @@ def random_opening(game: Game, key: chex.PRNGKey, max_moves: int, exact: bool = 
   return state
 
 
-def uniform_legal_action(key: chex.PRNGKey, legal_mask: chex.Array) -> chex.Array:
-  """A uniformly random legal action of one `[A]` mask, from one random number (where
-  `jax.random.categorical` would draw `A` Gumbels)."""
-  pick = jax.random.randint(key, (), 0, jnp.maximum(jnp.sum(legal_mask, dtype=jnp.int32), 1))
-  return jnp.argmax(jnp.cumsum(legal_mask, dtype=jnp.int32) > pick).astype(jnp.int32)
-
-
 def fresh_games(game: Game, key: chex.PRNGKey, batch: int, opening_moves: int = 0) -> Any:
   """`batch` fresh games (a batched State), each after its own random opening."""
   return jax.vmap(lambda k: random_opening(game, k, opening_moves))(jax.random.split(key, batch))
@@ -97,7 +94,7 @@ def fresh_pool_size(batch: int, opening_moves: int) -> int:
   `L` for games of `L` moves), so an eighth of the slots: for Breakthrough 8x8 (about 75
   moves, 512 slots) about 7 games end a move, against a pool of 64. (Making a fresh game for
   every slot took about 5% of the `breakthrough8_cpu` preset's iteration, 0.317 s against
-  0.300 s without openings; with the pool 0.306 s against 0.309 s.)
+  0.300 s without openings; with the pool 0.293 s against 0.306 s, within the timings' noise.)
   """
   return batch if opening_moves == 0 else an_eighth(batch)
 
@@ -110,15 +107,10 @@ def an_eighth(batch: int) -> int:
 def archive_games(archive: Archive, games: Any, count: int) -> Archive:
   """`archive` with `count` of the `B` live `games` written into it, the slots taken in turn
   (`count` a move covers every slot in `B / count` moves) over its oldest rows."""
-  batch, size = games.terminated.shape[0], _size(archive)
   written = archive.count + jnp.arange(count)
-  slots, rows = written % batch, written % size
+  slots, rows = written % games.terminated.shape[0], written % archive.size
   states = jax.tree.map(lambda a, g: a.at[rows].set(g[slots]), archive.states, games)
   return Archive(states=states, count=archive.count + count)
-
-
-def _size(archive: Archive) -> int:
-  return archive.states.terminated.shape[0]
 
 
 def from_archive(archive: Archive, fresh: Any, key: chex.PRNGKey, prob: float) -> Any:
@@ -126,12 +118,16 @@ def from_archive(archive: Archive, fresh: Any, key: chex.PRNGKey, prob: float) -
   drawn uniformly from the filled part of `archive` (none while it is empty)."""
   pick_key, coin_key = jax.random.split(key)
   pool = fresh.terminated.shape[0]
-  filled = jnp.minimum(archive.count, _size(archive))
+  filled = jnp.minimum(archive.count, archive.size)
   rows = jax.random.randint(pick_key, (pool,), 0, jnp.maximum(filled, 1))
   use = (jax.random.uniform(coin_key, (pool,)) < prob) & (filled > 0)
-  archived = jax.tree.map(lambda a: a[rows], archive.states)
-  return jax.tree.map(lambda a, f: jnp.where(use.reshape((-1,) + (1,) * (f.ndim - 1)), a, f),
-                      archived, fresh)
+  return _select(use, jax.tree.map(lambda a: a[rows], archive.states), fresh)
+
+
+def _select(take: chex.Array, chosen: Any, others: Any) -> Any:
+  """Batched games: `chosen`'s in the slots where `take` (`[B]` bool) holds, else `others`'."""
+  return jax.tree.map(lambda c, o: jnp.where(take.reshape((-1,) + (1,) * (o.ndim - 1)), c, o),
+                      chosen, others)
 
 
 def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int = 0,
@@ -155,8 +151,7 @@ def restart_ended(game: Game, games: Any, key: chex.PRNGKey, opening_moves: int 
   if pool_size < batch:
     rank = (jnp.cumsum(ended, dtype=jnp.int32) - 1) % pool_size
     fresh = jax.tree.map(lambda f: f[rank], fresh)
-  return jax.tree.map(
-      lambda f, s: jnp.where(ended.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, games)
+  return _select(ended, fresh, games)
 
 
 def init(game: Game, batch: int, buffer_size: int, key: chex.PRNGKey,

@@ -142,7 +142,7 @@ def test_random_openings_are_short_legal_and_never_finished():
 
 def test_uniform_legal_action_draws_every_legal_action_alike():
   mask = jnp.zeros(9, bool).at[jnp.array([1, 4, 8])].set(True)
-  draws = jax.jit(jax.vmap(selfplay.uniform_legal_action, (0, None)))(
+  draws = jax.jit(jax.vmap(base.uniform_legal_action, (0, None)))(
       jax.random.split(jax.random.key(0), 3000), mask)
   counts = np.bincount(np.asarray(draws), minlength=9)
   assert counts[[0, 2, 3, 5, 6, 7]].sum() == 0

@@ -51,8 +51,8 @@ from flax import struct
 from azjax.games import base
 
 NUM_DIRECTIONS = 3  # forward-left, forward, forward-right
-OBSERVATIONS = ("mover", "thesis", "attacks")
-PLANES = {"mover": 2, "thesis": 3, "attacks": 6}
+PLANES = {"mover": 2, "thesis": 3, "attacks": 6}  # each observation encoding's planes
+OBSERVATIONS = tuple(PLANES)
 
 
 @struct.dataclass

@@ -8,6 +8,7 @@ import itertools
 
 import jax
 import jax.numpy as jnp
+import lockstep
 import numpy as np
 import pytest
 
@@ -419,32 +420,7 @@ def test_against_openspiel_random_games():
   with "x" (player 0), "o" and ".", the same orientation as `from_ascii`.
   """
   pyspiel = pytest.importorskip("pyspiel")
-  game = pyspiel.load_game("connect_four")
-  num_games = 100
-  rng = np.random.default_rng(1234)
-  spiel = [game.new_initial_state() for _ in range(num_games)]
-  states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(0), num_games))
-  returns = np.zeros((num_games, 2))
-  for _ in range(NUM_SQUARES + 1):
-    masks = np.asarray(states.legal_action_mask)
-    boards = np.asarray(states.board, np.int64)
-    players = np.asarray(states.current_player)
-    actions = np.zeros(num_games, np.int32)
-    for g, s in enumerate(spiel):
-      assert bool(states.terminated[g]) == s.is_terminal()
-      absolute = boards[g] * (1 if players[g] == 0 else -1)
-      ours = "\n".join("".join(".xo"[v] for v in row)
-                       for row in np.where(absolute == -1, 2, absolute).reshape(ROWS, COLS)[::-1])
-      assert ours == str(s).strip(), (g, ours, str(s))
-      if s.is_terminal():
-        continue
-      assert int(players[g]) == s.current_player()
-      assert list(np.flatnonzero(masks[g])) == s.legal_actions()
-      actions[g] = rng.choice(s.legal_actions())
-      s.apply_action(int(actions[g]))
-    states = BATCH_STEP(states, jnp.asarray(actions))
-    returns += np.asarray(states.rewards)
-  assert all(s.is_terminal() for s in spiel)
-  np.testing.assert_array_equal(returns, [s.returns() for s in spiel])
+  returns = lockstep.play_random_games(ENV, pyspiel.load_game("connect_four"), ROWS, COLS,
+                                       to_spiel=lambda column: column, seed=1234)
   outcomes = {tuple(r) for r in returns}
   assert (1.0, -1.0) in outcomes and (-1.0, 1.0) in outcomes  # Both sides won some games.

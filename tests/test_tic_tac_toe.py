@@ -5,6 +5,7 @@ import itertools
 
 import jax
 import jax.numpy as jnp
+import lockstep
 import numpy as np
 import pytest
 
@@ -220,31 +221,6 @@ def to_openspiel(square: int) -> int:
 def test_against_openspiel_random_games():
   """100 random games in lockstep with OpenSpiel: board, legal squares and outcome every ply."""
   pyspiel = pytest.importorskip("pyspiel")
-  game = pyspiel.load_game("tic_tac_toe")
-  num_games = 100
-  rng = np.random.default_rng(7)
-  spiel = [game.new_initial_state() for _ in range(num_games)]
-  states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(0), num_games))
-  returns = np.zeros((num_games, 2))
-  for _ in range(NUM_SQUARES + 1):
-    masks = np.asarray(states.legal_action_mask)
-    boards = np.asarray(states.board, np.int64)
-    players = np.asarray(states.current_player)
-    actions = np.zeros(num_games, np.int32)
-    for g, s in enumerate(spiel):
-      assert bool(states.terminated[g]) == s.is_terminal()
-      absolute = boards[g] * (1 if players[g] == 0 else -1)
-      ours = "\n".join("".join(".xo"[v] for v in row)
-                       for row in np.where(absolute == -1, 2, absolute).reshape(3, 3)[::-1])
-      assert ours == str(s).strip(), (g, ours, str(s))
-      if s.is_terminal():
-        continue
-      assert int(players[g]) == s.current_player()
-      assert sorted(to_openspiel(a) for a in np.flatnonzero(masks[g])) == s.legal_actions()
-      actions[g] = rng.choice(np.flatnonzero(masks[g]))
-      s.apply_action(to_openspiel(int(actions[g])))
-    states = BATCH_STEP(states, jnp.asarray(actions))
-    returns += np.asarray(states.rewards)
-  assert all(s.is_terminal() for s in spiel)
-  np.testing.assert_array_equal(returns, [s.returns() for s in spiel])
+  returns = lockstep.play_random_games(ENV, pyspiel.load_game("tic_tac_toe"), 3, 3,
+                                       to_spiel=to_openspiel, seed=7)
   assert len({tuple(r) for r in returns}) == 3  # wins, losses and draws all occurred

@@ -18,7 +18,7 @@ from azjax import games
 from azjax.cli.common import command_line, prog
 from azjax.cli.train import (
   add_compile_cache_options,
-  add_config_file_option,
+  add_settings_options,
   build_config,
   use_compile_cache,
 )
@@ -54,11 +54,7 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--preset", default="auto",
                       help="auto (a GPU preset with an accelerator, else a CPU one) or one of: "
                       + ", ".join(config_lib.PRESETS))
-  add_config_file_option(parser)
-  parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="override a base config field, also one from "
-                      "--config (repeatable), by name or section.name (search.simulations=32); "
-                      "docs/config.md lists them")
+  add_settings_options(parser, "a base config field")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget of each group; its clock starts once the "
                       "group's iteration has compiled")

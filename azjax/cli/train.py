@@ -66,11 +66,16 @@ def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None =
   return path
 
 
-def add_config_file_option(parser: argparse.ArgumentParser) -> None:
-  """--config FILE: settings over the preset's (`config.read_settings`)."""
+def add_settings_options(parser: argparse.ArgumentParser, what: str = "a config field") -> None:
+  """--config FILE (settings over the preset's, `config.read_settings`) and --set KEY=VALUE
+  (over both); `what` names what --set overrides in its help."""
   parser.add_argument("--config", default=None, metavar="FILE",
                       help="settings from a JSON or TOML file (such as --print-config writes, "
                       "or a run's config.json) over the preset's; --set overrides them")
+  parser.add_argument("--set", dest="overrides", action="append", default=[],
+                      metavar="KEY=VALUE", help=f"override {what}, also one from --config "
+                      "(repeatable), by name or section.name (search.simulations=32); "
+                      "docs/config.md lists them")
 
 
 def print_config(config: config_lib.Config, fmt: str = "auto") -> None:
@@ -128,11 +133,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       help="auto (the default: a GPU preset with an accelerator, else a CPU "
                       "one) or one of: " + ", ".join(config_lib.PRESETS)
                       + "; with --resume the run's saved config is used instead")
-  add_config_file_option(parser)
-  parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="override a config field, also one from "
-                      "--config (repeatable), by name or section.name (search.simulations=32); "
-                      "docs/config.md lists them")
+  add_settings_options(parser)
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget; the clock starts once the training "
                       "iteration has compiled, so compilation is not counted (with --resume: "

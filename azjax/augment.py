@@ -27,32 +27,35 @@ def tables(game: Game) -> tuple[np.ndarray, np.ndarray]:
   return np.stack(cells), np.stack(actions)
 
 
-def apply(index: chex.Array, observation: chex.Array, policy: chex.Array, legal_mask: chex.Array,
-          cells: chex.Array, actions: chex.Array):
+def apply(index: chex.Array, observation: chex.Array, *per_action: chex.Array,
+          cells: chex.Array, actions: chex.Array) -> tuple[chex.Array, ...]:
   """Transforms each sample by its symmetry `index` (0 is the identity).
 
   Args:
     index: `[*batch]` int32 symmetry of each sample.
     observation: `[*batch, R, C, P]`.
-    policy: `[*batch, A]`.
-    legal_mask: `[*batch, A]`.
+    *per_action: `[*batch, A]` arrays indexed by action: the policy target, the legal mask, and
+      (KataGo's auxiliary target) the opponent's reply policy and legal mask. A symmetry maps
+      the reply's actions as it maps the mover's: each game's symmetries commute with the change
+      to the opponent's frame (Breakthrough: a half turn; the others keep the board).
     cells, actions: `tables(game)`.
   Returns:
-    `(observation, policy, legal_mask)` with the same shapes.
+    `(observation, *per_action)` with the same shapes.
   """
   *batch, rows, cols, planes = observation.shape
   flat = observation.reshape((*batch, rows * cols, planes))
   flat = jnp.take_along_axis(flat, jnp.asarray(cells)[index][..., None], axis=-2)
   gather = jnp.asarray(actions)[index]
-  return (flat.reshape(observation.shape), jnp.take_along_axis(policy, gather, axis=-1),
-          jnp.take_along_axis(legal_mask, gather, axis=-1))
+  return (flat.reshape(observation.shape),
+          *(jnp.take_along_axis(x, gather, axis=-1) for x in per_action))
 
 
-def random(key: chex.PRNGKey, game: Game, observation: chex.Array, policy: chex.Array,
-           legal_mask: chex.Array):
-  """Each sample under a uniformly random symmetry of `game` (itself when it has none)."""
+def random(key: chex.PRNGKey, game: Game, observation: chex.Array,
+           *per_action: chex.Array) -> tuple[chex.Array, ...]:
+  """Each sample under a uniformly random symmetry of `game` (itself when it has none):
+  `(observation, *per_action)` as `apply` transforms them."""
   cells, actions = tables(game)
   if len(cells) == 1:
-    return observation, policy, legal_mask
-  index = jax.random.randint(key, policy.shape[:-1], 0, len(cells))
-  return apply(index, observation, policy, legal_mask, cells, actions)
+    return (observation, *per_action)
+  index = jax.random.randint(key, observation.shape[:-3], 0, len(cells))
+  return apply(index, observation, *per_action, cells=cells, actions=actions)

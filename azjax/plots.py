@@ -68,7 +68,9 @@ def plot_run(run_dir: str | Path, rows: Sequence[Mapping[str, Any]]) -> list[Pat
   fig, ax = plt.subplots(figsize=(6, 4))
   # Markers keep a short run's few points visible (a line needs two finite points).
   marker = "o" if len(rows) <= 50 else None
-  for key in ("policy_loss", "value_loss"):
+  for key in ("policy_loss", "value_loss", "reply_loss"):
+    if key == "reply_loss" and not any(key in r for r in rows):
+      continue  # Only runs with the auxiliary reply target (`reply_weight`) have one.
     y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
     ax.plot(x, y, marker=marker, markersize=3, label=key)
   minutes = float(rows[-1].get("seconds", 0.0)) / 60

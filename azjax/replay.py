@@ -126,7 +126,8 @@ def assign_outcomes(buffer: ReplayBuffer, ended: chex.Array, episode: chex.Array
 
 
 class Batch(NamedTuple):
-  """Training samples; every field has the batch shape `[*shape]` in front."""
+  """Training samples; every field has the batch shape `[*shape]` in front. The last three are
+  None unless sampled with `replies=True`."""
 
   observation: chex.Array  # [*shape, R, C, P]
   policy: chex.Array  # [*shape, A] the search's action weights
@@ -134,15 +135,24 @@ class Batch(NamedTuple):
   value: chex.Array  # [*shape] the game's outcome, mover's side
   root_value: chex.Array  # [*shape] the search's root value, mover's side
   full_search: chex.Array  # [*shape] bool: `policy` is a policy target
+  # The opponent's reply, KataGo's auxiliary policy target: the search's action weights at the
+  # next position of the same game (the opponent's, in its frame), that position's legal mask,
+  # and whether there is one (the game went on, the row is stored and a full search's).
+  reply_policy: chex.Array | None = None  # [*shape, A]
+  reply_legal_mask: chex.Array | None = None  # [*shape, A]
+  has_reply: chex.Array | None = None  # [*shape] bool
 
 
-def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]) -> Batch:
+def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...],
+           replies: bool = False) -> Batch:
   """Samples rows uniformly among those with a known outcome (with replacement).
 
   Args:
     shape: the batch shape, e.g. `b` or `(K, b)` for K minibatches at once. Drawing every
       minibatch of an iteration before its SGD loop keeps the (large) buffer out of the loop,
       which XLA:CPU otherwise handles an order of magnitude slower.
+    replies: also gather each row's successor (`Batch.reply_policy`): in the `[T, B]` layout
+      the next move of slot `b`'s game is the next block of column `b`.
   """
   shape = (shape,) if isinstance(shape, int) else tuple(shape)
   weights = buffer.has_target.reshape(-1).astype(jnp.float32)
@@ -152,7 +162,16 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
   block, column = jnp.divmod(
       jax.random.choice(key, buffer.capacity, shape, p=weights / weights.sum()),
       buffer.value.shape[1])
-  return Batch(*(getattr(buffer, name)[block, column] for name in Batch._fields))
+  batch = Batch(*(getattr(buffer, name)[block, column] for name in Batch._fields[:6]))
+  if not replies:
+    return batch
+  after = (block + 1) % buffer.value.shape[0]
+  # The block at `pointer` is the oldest (written next), never a newer row's successor; a game
+  # that ended on this row's move left a different episode in the next block.
+  has_reply = ((after != buffer.pointer) & (buffer.episode[after, column] == buffer.episode[
+      block, column]) & buffer.full_search[after, column])
+  return batch._replace(reply_policy=buffer.policy[after, column],
+                        reply_legal_mask=buffer.legal_mask[after, column], has_reply=has_reply)
 
 
 def flat_layout(like: ReplayBuffer) -> dict:

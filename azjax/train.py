@@ -112,11 +112,24 @@ def loss_terms(logits: chex.Array, value: chex.Array, target_policy: chex.Array,
   Returns:
     `(policy_loss [b], value_loss [b])`.
   """
-  log_probs = jax.nn.log_softmax(nets.mask_logits(logits, legal_mask), axis=-1)
-  # Illegal entries have weight 0; `where` keeps 0 * (-huge) from producing NaN.
-  policy_loss = -jnp.sum(jnp.where(target_policy > 0, target_policy * log_probs, 0.0), axis=-1)
+  policy_loss = cross_entropy(logits, target_policy, legal_mask)
   value_loss = jnp.square(value - target_value)
   return policy_loss, value_loss
+
+
+def cross_entropy(logits: chex.Array, target_policy: chex.Array,
+                  legal_mask: chex.Array) -> chex.Array:
+  """`[b]` cross-entropy of `target_policy [b, A]` (zero on illegal actions) under the logits
+  `[b, A]` masked to `legal_mask`."""
+  log_probs = jax.nn.log_softmax(nets.mask_logits(logits, legal_mask), axis=-1)
+  # Illegal entries have weight 0; `where` keeps 0 * (-huge) from producing NaN.
+  return -jnp.sum(jnp.where(target_policy > 0, target_policy * log_probs, 0.0), axis=-1)
+
+
+def weighted_mean(x: chex.Array, weight: chex.Array) -> chex.Array:
+  """The mean of `x [b]` over the rows where `weight [b]` (bool or 0/1) is set; 0 if none."""
+  weight = weight.astype(x.dtype)
+  return jnp.sum(weight * x) / jnp.maximum(jnp.sum(weight), 1.0)
 
 
 def l2_penalty(params: Any) -> chex.Array:
@@ -294,26 +307,32 @@ class Trainer:
 
   # -- SGD -----------------------------------------------------------------------------------------
   def loss(self, params, batch_stats, batch: replay.Batch, hyper: Hyper | None = None):
-    """The mean losses of a `replay.Batch`; the policy term averages over its full searches."""
+    """The mean losses of a `replay.Batch`; the policy term averages over its full searches,
+    the opponent's reply term (with `reply_weight`) over the rows that have a reply."""
     hyper = self.hyper() if hyper is None else hyper
     observation, target_policy, legal_mask = batch.observation, batch.policy, batch.legal_mask
     target_value = value_target(batch.value, batch.root_value, hyper.value_target_mix)
     variables = {"params": params}
-    mutable = []
+    mutable = ["reply"] if self.config.reply_weight else []
     if batch_stats:
       variables["batch_stats"] = batch_stats
-      mutable = ["batch_stats"]
+      mutable.append("batch_stats")
     (logits, value), updates = self.model.apply(variables, observation, train=True,
                                                 mutable=mutable)
     policy_loss, value_loss = loss_terms(logits, value, target_policy, legal_mask, target_value)
     # Rows from playout cap randomisation's cheap searches carry no policy target.
-    policy_weight = batch.full_search.astype(policy_loss.dtype)
-    policy_loss = jnp.sum(policy_weight * policy_loss) / jnp.maximum(jnp.sum(policy_weight), 1.0)
+    policy_loss = weighted_mean(policy_loss, batch.full_search)
     value_loss = value_loss.mean()
     total = policy_loss + hyper.value_weight * value_loss
+    extra = {}
+    if self.config.reply_weight:  # KataGo's auxiliary target: the opponent's reply.
+      extra["reply_loss"] = weighted_mean(
+          cross_entropy(nets.reply_logits(updates), batch.reply_policy,
+                        batch.reply_legal_mask), batch.has_reply)
+      total = total + self.config.reply_weight * extra["reply_loss"]
     if self.config.optimizer != "adamw":  # AdamW decays weights itself (decoupled).
       total = total + hyper.weight_decay * l2_penalty(params)
-    metrics = {"loss": total, "policy_loss": policy_loss, "value_loss": value_loss}
+    metrics = {"loss": total, "policy_loss": policy_loss, "value_loss": value_loss, **extra}
     return total, (updates.get("batch_stats", batch_stats), metrics)
 
   def sgd_step(self, params, batch_stats, opt_state, batch, hyper: Hyper | None = None):
@@ -374,12 +393,16 @@ class Trainer:
     # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):
       # All minibatches are drawn up front (see `replay.sample`), then scanned over.
-      batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch))
+      batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch),
+                              replies=config.reply_weight > 0)
       if config.augment:
-        observation, policy, legal_mask = augment.random(
-            augment_key, self.game, batches.observation, batches.policy, batches.legal_mask)
-        batches = batches._replace(observation=observation, policy=policy,
-                                   legal_mask=legal_mask)
+        # Each sample's action arrays under its symmetry: the policy and legal mask, and the
+        # opponent's reply and its legal mask when there are.
+        names = ("policy", "legal_mask") + (
+            ("reply_policy", "reply_legal_mask") if config.reply_weight else ())
+        observation, *per_action = augment.random(
+            augment_key, self.game, batches.observation, *(getattr(batches, n) for n in names))
+        batches = batches._replace(observation=observation, **dict(zip(names, per_action)))
       # Data parallel: each device trains on its share of every minibatch; with parameters
       # replicated, XLA sums the gradients across devices (an all-reduce) by itself.
       batches = sharding.constrain(batches, self.mesh, batch_axis=1)

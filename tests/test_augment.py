@@ -23,7 +23,9 @@ def _play(env, actions):
 @pytest.mark.parametrize("name,kwargs", GAMES)
 def test_symmetries_map_positions_to_positions(name, kwargs):
   """Playing the image of every move gives the image of the position: the transformed
-  observation and legal mask are exactly those of the mirrored game."""
+  observation and legal mask are exactly those of the mirrored game. The positions have either
+  side to move, so one action table serves both frames, as the opponent's reply target
+  (`replay.Batch.reply_policy`, transformed with the position's symmetry) needs."""
   env = games.make(name, **kwargs)
   cells, actions = augment.tables(env)
   assert len(cells) == 1 + len(env.symmetries()) > 1
@@ -43,7 +45,7 @@ def test_symmetries_map_positions_to_positions(name, kwargs):
       image = _play(env, [int(inverse[m]) for m in moves])
       policy = jnp.asarray(rng.random(env.num_actions), jnp.float32)
       obs, pol, mask = augment.apply(jnp.int32(index), state.observation, policy,
-                                     state.legal_action_mask, cells, actions)
+                                     state.legal_action_mask, cells=cells, actions=actions)
       np.testing.assert_array_equal(obs, image.observation)
       np.testing.assert_array_equal(mask, image.legal_action_mask)
       # The policy moves with its actions: the image of action b carries b's probability.
@@ -56,17 +58,20 @@ def test_identity_and_batched_shapes():
   obs = jax.random.uniform(key, (3, 5) + env.observation_shape)
   policy = jax.nn.softmax(jax.random.normal(key, (3, 5, env.num_actions)))
   mask = policy > 0.1
-  cells, actions = augment.tables(env)
-  same = augment.apply(jnp.zeros((3, 5), jnp.int32), obs, policy, mask, cells, actions)
+  tables = dict(zip(("cells", "actions"), augment.tables(env)))
+  same = augment.apply(jnp.zeros((3, 5), jnp.int32), obs, policy, mask, **tables)
   for a, b in zip(same, (obs, policy, mask)):
     np.testing.assert_array_equal(a, b)
-  mirrored = augment.apply(jnp.ones((3, 5), jnp.int32), obs, policy, mask, cells, actions)
+  mirrored = augment.apply(jnp.ones((3, 5), jnp.int32), obs, policy, mask, **tables)
   np.testing.assert_array_equal(mirrored[0], obs[..., ::-1, :])
   np.testing.assert_array_equal(mirrored[1], policy[..., ::-1])
-  # random() draws both symmetries over a batch.
-  out = augment.random(jax.random.key(2), env, obs, policy, mask)
+  # random() draws both symmetries over a batch, one per sample for all its action arrays.
+  reply = policy[..., ::-1] * 2.0
+  out = augment.random(jax.random.key(2), env, obs, policy, mask, reply)
   flipped = np.all(np.asarray(out[1]) == np.asarray(policy[..., ::-1]), axis=-1)
   assert 0 < flipped.sum() < flipped.size
+  reply_flipped = np.all(np.asarray(out[3]) == np.asarray(reply[..., ::-1]), axis=-1)
+  np.testing.assert_array_equal(reply_flipped, flipped)
 
 
 def test_checkers_has_no_symmetry():

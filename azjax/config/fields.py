@@ -246,6 +246,10 @@ class Config:
   archive_size: int = _EFFICIENCY(
       65536, "with archive_start: the archive's positions (self-play writes an eighth of its "
       "games' positions each move; the oldest go first)", unit="positions", check=AT_LEAST_1)
+  reply_weight: float = _EFFICIENCY(
+      0.0, "KataGo's auxiliary policy target: weight of a loss on predicting the opponent's "
+      "reply (the search's policy at the game's next position), from a second output of the "
+      "policy head that only training computes; 0 = off (no such output)", check=AT_LEAST_0)
   late_simulations: int = _EFFICIENCY(
       0, "self-play searches with this many simulations once late_from of the run's iterations "
       "are done (more search once the network is worth searching with); 0 = simulations "
@@ -270,7 +274,7 @@ class Config:
             for f in dataclasses.fields(self) if f.metadata["section"] is section}
 
   def net_config(self) -> NetConfig:
-    return NetConfig(**self.component_values(_NETWORK))
+    return NetConfig(**self.component_values(_NETWORK), reply_head=self.reply_weight > 0)
 
   def search_config(self, *, evaluation: bool = False) -> SearchConfig:
     """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`

@@ -37,6 +37,7 @@ from azjax.nets.base import (
   mask_logits,
   masked_log_softmax,
   masked_softmax,
+  reply_logits,
 )
 
 _BUILDERS = {
@@ -66,8 +67,8 @@ def init_variables(model: nn.Module, key: jax.Array,
   """Initial variables for observations of shape `observation_shape` (`[R, C, P]`, unbatched).
 
   Returns:
-    `{"params": ...}` plus `{"batch_stats": ...}` for networks with BatchNorm; no
-    "intermediates". Parameters are float32 whatever the compute dtype.
+    `{"params": ...}` plus `{"batch_stats": ...}` for networks with BatchNorm; none of the
+    sown outputs ("intermediates", "reply"). Parameters are float32 whatever the compute dtype.
   """
   obs = jnp.zeros((1, *observation_shape), jnp.float32)
 
@@ -75,7 +76,8 @@ def init_variables(model: nn.Module, key: jax.Array,
   @jax.jit
   def init(key, obs):
     variables = model.init(key, obs, train=False)
-    return {name: tree for name, tree in variables.items() if name != "intermediates"}
+    return {name: tree for name, tree in variables.items()
+            if name not in ("intermediates", "reply")}
 
   return init(key, obs)
 
@@ -100,5 +102,5 @@ def activations(model: nn.Module, variables: Variables, obs: Array) -> dict[str,
 __all__ = [
     "CONV_IMPLS", "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "NetConfig", "Network",
     "Variables", "activation_names", "activations", "init_variables", "make", "mask_logits",
-    "masked_log_softmax", "masked_softmax", "param_count",
+    "masked_log_softmax", "masked_softmax", "param_count", "reply_logits",
 ]

@@ -29,6 +29,10 @@ Every network sows its activations into the `"intermediates"` collection under t
   (`[B, value_hidden]`).
 
 `azjax.nets.activations` returns them as an ordered dict.
+
+A network with `reply_head` also predicts the opponent's reply (KataGo's auxiliary policy
+target): in training (`train=True`) its policy head sows `[B, A]` logits into the `"reply"`
+collection, read with `reply_logits`; with `train=False` it computes nothing more.
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ class NetConfig:
       shifted boards side by side, then one matrix product). Same parameters and outputs;
       "matmul" is meant for sweeps, where vmapping a convolution over per-run weights makes
       it a grouped one.
+    reply_head: a second output of the policy head, the opponent's reply to the move (KataGo's
+      auxiliary policy target), computed in training only and read with `reply_logits`.
   """
 
   kind: str = "resnet"
@@ -91,6 +97,7 @@ class NetConfig:
   dtype: str = "float32"
   policy_head: str = "dense"
   conv_impl: str = "xla"
+  reply_head: bool = False
 
   def __post_init__(self):
     self.validate()
@@ -139,6 +146,13 @@ class Network(Protocol):
 
   def apply(self, variables: Variables, obs: Array, *, train: bool, **kwargs) -> Any:
     ...
+
+
+def reply_logits(updates: Variables) -> Array:
+  """The opponent's reply logits `[B, A]` from the collections an `apply(..., train=True,
+  mutable=[..., "reply"])` returned (a network with `reply_head`)."""
+  (logits,) = jax.tree.leaves(updates["reply"])
+  return logits
 
 
 def activation_names(config: NetConfig) -> list[str]:

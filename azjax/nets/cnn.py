@@ -32,6 +32,7 @@ class CNN(nn.Module):
   policy_head: str = "dense"
   dtype: Any = jnp.float32
   conv_impl: str = "xla"
+  reply_head: bool = False
 
   @nn.compact
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
@@ -47,7 +48,7 @@ class CNN(nn.Module):
     return layers.board_heads(
         self, x, train=train, num_actions=self.num_actions, policy_head=self.policy_head,
         conv_planes=self.channels, value_hidden=self.value_hidden, use_bn=False,
-        dtype=self.dtype, conv_impl=self.conv_impl)
+        dtype=self.dtype, conv_impl=self.conv_impl, reply=self.reply_head)
 
 
 def layer_names(config: NetConfig) -> list[str]:
@@ -58,4 +59,5 @@ def layer_names(config: NetConfig) -> list[str]:
 def from_config(config: NetConfig, num_actions: int) -> CNN:
   return CNN(num_actions=num_actions, channels=config.channels, blocks=config.blocks,
              value_hidden=config.value_hidden, policy_head=config.policy_head,
-             dtype=config.compute_dtype, conv_impl=config.conv_impl)
+             dtype=config.compute_dtype, conv_impl=config.conv_impl,
+             reply_head=config.reply_head)

@@ -121,6 +121,7 @@ class PolicyHead(nn.Module):
   use_bn: bool = True
   dtype: Dtype = jnp.float32
   conv_impl: str = "xla"
+  reply: bool = False  # Also the opponent's reply logits, from the same trunk (`sow_reply`).
 
   @nn.compact
   def __call__(self, x: Array, *, train: bool) -> tuple[Array, Array]:
@@ -131,30 +132,36 @@ class PolicyHead(nn.Module):
     if self.use_bn:
       h = batch_norm(train, self.dtype, name="bn")(h)
     trunk = nn.relu(h)
-    if self.kind == "dense":
-      logits = nn.Dense(self.num_actions, dtype=jnp.float32, param_dtype=jnp.float32,
-                        name="logits")(trunk.reshape(batch, -1))
-      return logits, trunk
     squares = rows * cols
-    out = lambda k: conv(k, 1, jnp.float32, use_bias=True, name="logits",
-                         impl=self.conv_impl)(trunk)
-    if self.num_actions % squares == 0 or (self.num_actions % squares == 1
-                                            and self.num_actions > squares):
-      # [B, R, C, K] flattens row-major to index (row * C + col) * K + k = square * K + k.
-      per_square = self.num_actions // squares
-      logits = out(per_square).reshape(batch, squares * per_square)
-      if self.num_actions % squares:  # The pass: one logit from the whole board.
-        pooled = jnp.mean(trunk.astype(jnp.float32), axis=(1, 2))
-        pass_logit = nn.Dense(1, dtype=jnp.float32, param_dtype=jnp.float32,
-                              name="pass_logit")(pooled)
-        logits = jnp.concatenate([logits, pass_logit], axis=-1)
-    elif self.num_actions == cols:
-      logits = jnp.mean(out(1)[..., 0], axis=1)  # [B, C]
-    else:
+    per_square = self.num_actions % squares == 0 or (self.num_actions % squares == 1
+                                                     and self.num_actions > squares)
+    if self.kind == "conv" and not per_square and self.num_actions != cols:
       raise ValueError(
           f"policy_head 'conv': num_actions={self.num_actions} is neither a multiple of the "
           f"{rows}x{cols} board's {squares} squares nor its {cols} columns; use 'dense'")
-    return logits, trunk
+
+    def head_logits(prefix: str) -> Array:
+      """`[B, A]` logits from the trunk, by layers named `{prefix}logits` (and pass_logit)."""
+      if self.kind == "dense":
+        return nn.Dense(self.num_actions, dtype=jnp.float32, param_dtype=jnp.float32,
+                        name=f"{prefix}logits")(trunk.reshape(batch, -1))
+      out = lambda k: conv(k, 1, jnp.float32, use_bias=True, name=f"{prefix}logits",
+                           impl=self.conv_impl)(trunk)
+      if not per_square:
+        return jnp.mean(out(1)[..., 0], axis=1)  # [B, C]: one plane averaged over each column.
+      # [B, R, C, K] flattens row-major to index (row * C + col) * K + k = square * K + k.
+      k = self.num_actions // squares
+      logits = out(k).reshape(batch, squares * k)
+      if self.num_actions % squares:  # The pass: one logit from the whole board.
+        pooled = jnp.mean(trunk.astype(jnp.float32), axis=(1, 2))
+        pass_logit = nn.Dense(1, dtype=jnp.float32, param_dtype=jnp.float32,
+                              name=f"{prefix}pass_logit")(pooled)
+        logits = jnp.concatenate([logits, pass_logit], axis=-1)
+      return logits
+
+    if self.reply and (train or self.is_initializing()):
+      sow_reply(self, head_logits("reply_"))
+    return head_logits(""), trunk
 
 
 class ValueHead(nn.Module):
@@ -186,6 +193,16 @@ class ValueHead(nn.Module):
     return jnp.tanh(out[:, 0]), trunk
 
 
+def sow_reply(module: nn.Module, logits: Array) -> None:
+  """Stores the opponent's reply logits `[B, A]` (KataGo's auxiliary policy target, from a second
+  output of the policy head) in the "reply" collection, for the loss (`nets.reply_logits`). The
+  networks compute them only in training and at initialisation: self-play and evaluation never
+  pay for them."""
+  # Its own name: a variable may not share a name with a submodule of `module` ("logits").
+  module.sow("reply", "opponent_reply", logits.astype(jnp.float32), init_fn=lambda: None,
+             reduce_fn=lambda _, new: new)
+
+
 def sow(module: nn.Module, name: str, x: Array) -> Array:
   """Stores `x` as float32 under `name` in the "intermediates" collection (overwriting, so the
   entry is the array itself, not flax's default tuple) and returns it. A no-op unless the
@@ -207,15 +224,16 @@ def sow(module: nn.Module, name: str, x: Array) -> Array:
 
 def board_heads(module: nn.Module, x: Array, *, train: bool, num_actions: int,
                 policy_head: str, conv_planes: int, value_hidden: int, use_bn: bool,
-                dtype: Dtype, conv_impl: str) -> tuple[Array, Array]:
+                dtype: Dtype, conv_impl: str, reply: bool = False) -> tuple[Array, Array]:
   """The policy and value heads of a convolutional body `x [B, R, C, F]`, created in
   `module`'s scope as "policy_head" and "value_head" (call it from its compact `__call__`),
   their trunks sown as "policy_trunk" and "value_trunk". The value head pools over the board
-  with the fully convolutional ("conv") policy head. Returns float32 `(logits [B, A],
+  with the fully convolutional ("conv") policy head. With `reply`, the policy head also sows the
+  opponent's reply logits in training (`sow_reply`). Returns float32 `(logits [B, A],
   value [B])`."""
   logits, policy_trunk = PolicyHead(
       num_actions, kind=policy_head, conv_planes=conv_planes, use_bn=use_bn, dtype=dtype,
-      conv_impl=conv_impl, name="policy_head")(x, train=train)
+      conv_impl=conv_impl, reply=reply, name="policy_head")(x, train=train)
   sow(module, "policy_trunk", policy_trunk)
   value, value_trunk = ValueHead(
       value_hidden, pool=policy_head == "conv", use_bn=use_bn, dtype=dtype,

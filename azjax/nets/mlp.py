@@ -6,12 +6,13 @@ comparison net). No BatchNorm (LayerNorm instead), so `train` changes nothing.
     block_i:  dense(hidden), LayerNorm, ReLU                    -> sown "block_i"   [B, hidden]
     policy:   dense(hidden), ReLU                               -> sown "policy_trunk" [B, hidden]
               dense(num_actions)
+              [dense(num_actions): the opponent's reply, in training, with reply_head]
     value:    dense(value_hidden), ReLU                         -> sown "value_trunk"
               dense(1), tanh
 
 So the trunk has `blocks + 1` hidden layers. Parameter names: `dense_{j}`, `norm_{j}`
 (j = 0 for the stem, i + 1 for block i), `policy_hidden`, `policy_logits`,
-`value_head/{hidden,out}`.
+`value_head/{hidden,out}` (and `reply_logits`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class MLP(nn.Module):
   value_hidden: int = 64
   layer_norm: bool = True
   dtype: Any = jnp.float32
+  reply_head: bool = False
 
   @nn.compact
   def __call__(self, obs: Array, *, train: bool) -> tuple[Array, Array]:
@@ -47,6 +49,9 @@ class MLP(nn.Module):
     policy_trunk = nn.relu(layers.dense(self.hidden, self.dtype, name="policy_hidden")(x))
     logits = nn.Dense(self.num_actions, dtype=jnp.float32, param_dtype=jnp.float32,
                       name="policy_logits")(policy_trunk)
+    if self.reply_head and (train or self.is_initializing()):
+      layers.sow_reply(self, nn.Dense(self.num_actions, dtype=jnp.float32,
+                                      param_dtype=jnp.float32, name="reply_logits")(policy_trunk))
     layers.sow(self, "policy_trunk", policy_trunk)
     value, value_trunk = layers.ValueHead(self.value_hidden, dtype=self.dtype,
                                           name="value_head")(x, train=train)
@@ -61,4 +66,5 @@ def layer_names(config: NetConfig) -> list[str]:
 
 def from_config(config: NetConfig, num_actions: int) -> MLP:
   return MLP(num_actions=num_actions, hidden=config.hidden, blocks=config.blocks,
-             value_hidden=config.value_hidden, dtype=config.compute_dtype)
+             value_hidden=config.value_hidden, dtype=config.compute_dtype,
+             reply_head=config.reply_head)

@@ -249,10 +249,7 @@ def state_table(env: Game, states: Any, columns: dict[str, np.ndarray]) -> dict[
 
 @functools.lru_cache(maxsize=None)
 def _init_fn(model: Any, observation_shape: tuple[int, ...]) -> Callable:
-  def init(key):
-    variables = model.init(key, jnp.zeros((1, *observation_shape), jnp.float32), train=False)
-    return {name: tree for name, tree in variables.items() if name != "intermediates"}
-  return jax.jit(init)
+  return jax.jit(lambda key: nets.init_variables(model, key, observation_shape))
 
 
 def random_network(model: Any, observation_shape: Sequence[int], seed: int) -> Any:

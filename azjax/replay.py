@@ -162,7 +162,8 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
   block, column = jnp.divmod(
       jax.random.choice(key, buffer.capacity, shape, p=weights / weights.sum()),
       buffer.value.shape[1])
-  batch = Batch(*(getattr(buffer, name)[block, column] for name in Batch._fields[:6]))
+  stored = Batch._fields[:Batch._fields.index("reply_policy")]  # The buffer's own columns.
+  batch = Batch(*(getattr(buffer, name)[block, column] for name in stored))
   if not replies:
     return batch
   after = (block + 1) % buffer.value.shape[0]

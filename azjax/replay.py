@@ -132,7 +132,7 @@ class Batch(NamedTuple):
   observation: chex.Array  # [*shape, R, C, P]
   policy: chex.Array  # [*shape, A] the search's action weights
   legal_mask: chex.Array  # [*shape, A]
-  value: chex.Array  # [*shape] the game's outcome, mover's side
+  value: chex.Array  # [*shape] the game's outcome, mover's side (or its lambda-return)
   root_value: chex.Array  # [*shape] the search's root value, mover's side
   full_search: chex.Array  # [*shape] bool: `policy` is a policy target
   # The opponent's reply, KataGo's auxiliary policy target: the search's action weights at the
@@ -144,15 +144,20 @@ class Batch(NamedTuple):
 
 
 def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...],
-           replies: bool = False) -> Batch:
+           replies: bool = False, value_lambda: float = 1.0, lambda_moves: int = 0) -> Batch:
   """Samples rows uniformly among those with a known outcome (with replacement).
+
+  In the `[T, B]` layout the moves of slot `b`'s game are consecutive blocks of column `b`, so
+  a row's successors are read without storing anything more.
 
   Args:
     shape: the batch shape, e.g. `b` or `(K, b)` for K minibatches at once. Drawing every
       minibatch of an iteration before its SGD loop keeps the (large) buffer out of the loop,
       which XLA:CPU otherwise handles an order of magnitude slower.
-    replies: also gather each row's successor (`Batch.reply_policy`): in the `[T, B]` layout
-      the next move of slot `b`'s game is the next block of column `b`.
+    replies: also gather each row's successor (`Batch.reply_policy`).
+    value_lambda, lambda_moves: with `value_lambda < 1`, `Batch.value` is the lambda-return
+      of the search's root values at the game's next `lambda_moves` positions instead of the
+      outcome (`lambda_return`).
   """
   shape = (shape,) if isinstance(shape, int) else tuple(shape)
   weights = buffer.has_target.reshape(-1).astype(jnp.float32)
@@ -164,15 +169,52 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
       buffer.value.shape[1])
   stored = Batch._fields[:Batch._fields.index("reply_policy")]  # The buffer's own columns.
   batch = Batch(*(getattr(buffer, name)[block, column] for name in stored))
+  if value_lambda < 1:
+    batch = batch._replace(value=lambda_return(buffer, block, column, value_lambda,
+                                               lambda_moves))
   if not replies:
     return batch
-  after = (block + 1) % buffer.value.shape[0]
-  # The block at `pointer` is the oldest (written next), never a newer row's successor; a game
-  # that ended on this row's move left a different episode in the next block.
-  has_reply = ((after != buffer.pointer) & (buffer.episode[after, column] == buffer.episode[
-      block, column]) & buffer.full_search[after, column])
+  after, same_game = successor(buffer, block, column, 1)
   return batch._replace(reply_policy=buffer.policy[after, column],
-                        reply_legal_mask=buffer.legal_mask[after, column], has_reply=has_reply)
+                        reply_legal_mask=buffer.legal_mask[after, column],
+                        has_reply=same_game & buffer.full_search[after, column])
+
+
+def successor(buffer: ReplayBuffer, block: chex.Array, column: chex.Array,
+              k: int) -> tuple[chex.Array, chex.Array]:
+  """The block of the row `k` moves after each row `(block, column)` and whether it is one of
+  the same game: `(block [*s], same_game [*s] bool)`.
+
+  A column's episodes only grow from the oldest block (the one at `pointer`, written next) to
+  the newest, so the `k`-th next block holds the same game exactly when it is newer than the row
+  and carries the row's episode (a game that ended sooner left a later one there).
+  """
+  blocks = buffer.value.shape[0]
+  newer = (buffer.pointer - block - 1) % blocks  # Rows written after this one in its column.
+  after = (block + k) % blocks
+  return after, (k <= newer) & (buffer.episode[after, column] == buffer.episode[block, column])
+
+
+def lambda_return(buffer: ReplayBuffer, block: chex.Array, column: chex.Array, lam: float,
+                  moves: int) -> chex.Array:
+  """TD(lambda) value targets of the rows `(block, column)` (each `[*s]`), mover's side.
+
+  With `q_k` the search's root value `k` moves later (from this row's mover's side: a row of
+  the same mover keeps its sign, as after a checkers jump), the return is
+  `sum_k (1 - lam) * lam ** (k - 1) * q_k + (the rest of the weight) * outcome` over `k = 1 ..
+  moves` moves of the same game: `G_t = (1 - lam) q_{t+1} + lam G_{t+1}`, with `G = outcome`
+  at the game's last row, cut after `moves` moves by putting the outcome in place of what
+  follows. `lam = 1` is the outcome; the search values carry less noise than one game's result.
+  """
+  mover = buffer.player[block, column]
+  total, weight_left = jnp.zeros(block.shape, jnp.float32), jnp.ones(block.shape, jnp.float32)
+  for k in range(1, moves + 1):
+    after, same_game = successor(buffer, block, column, k)
+    q = buffer.root_value[after, column]
+    q = jnp.where(buffer.player[after, column] == mover, q, -q)
+    w = jnp.where(same_game, (1.0 - lam) * lam ** (k - 1), 0.0)
+    total, weight_left = total + w * q, weight_left - w
+  return total + weight_left * buffer.value[block, column]
 
 
 def flat_layout(like: ReplayBuffer) -> dict:

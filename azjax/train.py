@@ -90,7 +90,8 @@ def iteration_keys(key: chex.Array) -> IterationKeys:
 
 
 def value_target(outcome: chex.Array, root_value: chex.Array, mix: Any) -> chex.Array:
-  """`[b]` value target: `(1 - mix) * outcome + mix * root_value`, both from the mover's side.
+  """`[b]` value target: `(1 - mix) * outcome + mix * root_value`, both from the mover's side
+  (the outcome, or with `value_lambda` its TD(lambda) return, `replay.lambda_return`).
 
   The outcome is unbiased but noisy (one game's result, decided by moves long after the
   position); the search's root value is a lower-variance, biased estimate. Mixing the two is
@@ -394,7 +395,9 @@ class Trainer:
     def train(carry):
       # All minibatches are drawn up front (see `replay.sample`), then scanned over.
       batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch),
-                              replies=config.reply_weight > 0)
+                              replies=config.reply_weight > 0,
+                              value_lambda=config.value_lambda,
+                              lambda_moves=config.value_lambda_moves)
       if config.augment:
         # Each sample's action arrays under its symmetry: the policy and legal mask, and the
         # opponent's reply and its legal mask when there are.

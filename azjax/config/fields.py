@@ -229,6 +229,14 @@ class Config:
   value_target_mix: float = _EFFICIENCY(
       0.0, "value target: (1 - m) * game outcome + m * the search's root value",
       check=FRACTION, traced=True)
+  value_lambda: float = _EFFICIENCY(
+      1.0, "value target before value_target_mix: the TD(lambda) return of the search's root "
+      "values at the game's next positions, the outcome standing in for those after "
+      "value_lambda_moves moves and after the game's end; 1 = the outcome alone",
+      check=FRACTION)
+  value_lambda_moves: int = _EFFICIENCY(
+      32, "with value_lambda < 1: the later positions whose root values the return reads",
+      unit="moves", check=AT_LEAST_1)
   cheap_simulations: int = _EFFICIENCY(
       0, "playout cap randomisation (KataGo): simulations of the cheap searches, which train "
       "the value only; below simulations; 0 = off", unit="simulations", check=AT_LEAST_0)

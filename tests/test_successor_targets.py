@@ -1,6 +1,7 @@
-"""KataGo's auxiliary policy target, the opponent's reply (`reply_weight`): the replay buffer finds
-each row's successor, the networks add a second policy output only in training, and the loss
-weighs it in."""
+"""Targets read from the positions that followed a row in its game: KataGo's auxiliary policy
+target, the opponent's reply (`reply_weight`: the replay buffer finds each row's successor, the
+networks add a second policy output only in training, the loss weighs it in), and TD(lambda)
+value targets (`value_lambda`)."""
 
 import dataclasses
 
@@ -15,12 +16,13 @@ from azjax.config import Config
 A = 8  # Actions of the hand-built buffers: row `i`'s policy is one-hot at `i`.
 
 
-def _add(buf, ids, player, episode, full=True):
+def _add(buf, ids, player, episode, full=True, root_value=None):
   """Writes rows whose observation is their id and whose policy is one-hot at it."""
   ids = jnp.asarray(ids)
   return replay.add(buf, ids.astype(jnp.float32).reshape(-1, 1, 1, 1),
                     jax.nn.one_hot(ids, A), jnp.ones((ids.size, A), bool),
-                    jnp.full(ids.size, player), jnp.asarray(episode), full_search=full)
+                    jnp.full(ids.size, player), jnp.asarray(episode), full_search=full,
+                    root_value=None if root_value is None else jnp.asarray([root_value]))
 
 
 def _replies(buf) -> dict[int, int | None]:
@@ -72,6 +74,39 @@ def _without_reply(tree):
           if k not in ("reply_logits", "reply_pass_logit")}
 
 
+def _one_game_buffer():
+  """One slot: a game of 4 moves by players 0, 1, 1 (a second move in a row, as after a checkers
+  jump), 0, with root values 0.1, 0.2, -0.4, 0.8, won by player 0; then a next game's first row
+  (no outcome yet)."""
+  buf = replay.init(8, 1, (1, 1, 1), A)
+  for move, (player, q) in enumerate(zip((0, 1, 1, 0), (0.1, 0.2, -0.4, 0.8))):
+    buf = _add(buf, [move], player, [0], root_value=q)
+  buf = replay.assign_outcomes(buf, jnp.array([True]), jnp.array([0]),
+                               jnp.array([[1.0, -1.0]]))
+  return _add(buf, [4], 1, [1], root_value=0.5)
+
+
+@pytest.mark.parametrize("lam,moves,expected", [
+    # G_3 = 1 (the outcome, mover 0); G_2 = 0.5 * -0.8 + 0.5 * -1 = -0.9 (mover 1 sees player 0's
+    # values negated); G_1 = 0.5 * -0.4 + 0.5 * -0.9 = -0.65 (the same mover: -0.4 kept);
+    # G_0 = 0.5 * -0.2 + 0.5 * 0.65 = 0.225.
+    (0.5, 8, [0.225, -0.65, -0.9, 1.0]),
+    # One move read: G_t = 0.5 * q_{t+1} + 0.5 * outcome.
+    (0.5, 1, [0.5 * -0.2 + 0.5, 0.5 * -0.4 - 0.5, 0.5 * -0.8 - 0.5, 1.0]),
+    (1.0, 8, [1.0, -1.0, -1.0, 1.0]),  # The outcome.
+    (0.0, 8, [-0.2, -0.4, -0.8, 1.0]),  # One-step TD on the search's values.
+])
+def test_lambda_return_by_hand(lam, moves, expected):
+  buf = _one_game_buffer()
+  rows = jnp.arange(4)
+  got = replay.lambda_return(buf, rows, jnp.zeros(4, jnp.int32), lam, moves)
+  np.testing.assert_allclose(got, expected, atol=1e-6)
+  if lam < 1:  # Sampling gives each row its return (only rows 0-3 have outcomes).
+    batch = replay.sample(buf, jax.random.key(0), 200, value_lambda=lam, lambda_moves=moves)
+    ids = np.asarray(batch.observation).reshape(-1).astype(int)
+    np.testing.assert_allclose(batch.value, np.asarray(expected)[ids], atol=1e-6)
+
+
 @pytest.mark.parametrize("game,net", [
     ((4, 4, 48), nets.NetConfig(kind="mlp", hidden=16, blocks=1)),
     ((4, 4, 48), nets.NetConfig(kind="resnet", channels=8, blocks=1, policy_head="conv")),
@@ -103,7 +138,8 @@ def test_reply_head_is_a_training_only_second_output(game, net):
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
               simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
               min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
-              eval_games=0, augment=True, reply_weight=0.5)
+              eval_games=0, augment=True, reply_weight=0.5, value_lambda=0.9,
+              value_lambda_moves=4)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +172,8 @@ def test_loss_adds_the_weighted_reply_term_over_rows_with_a_reply(trainer):
 
 
 def test_iterations_train_the_reply_head(trainer):
-  """With augmentation (tic-tac-toe's 8 symmetries) the fused iteration trains on replies."""
+  """With augmentation (tic-tac-toe's 8 symmetries) and TD(lambda) value targets, the fused
+  iteration trains on replies."""
   state = trainer.init()
   before = state.params["reply_logits"]["kernel"]
   step = jax.jit(trainer.iteration)

@@ -14,8 +14,6 @@ the faster one, so `train.sgd_unroll` unrolls only convolutional networks.
 
 from __future__ import annotations
 
-import time
-
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -23,19 +21,13 @@ import jax.numpy as jnp
 from azjax import replay
 from azjax.config.presets import preset
 from azjax.train import Trainer
+from benchmarks.timing import best_time
 
 STEPS = 16
 
 
-def _time(fn, *args, repeats: int = 3) -> float:
-  fn = jax.jit(fn)
-  jax.block_until_ready(fn(*args))
-  best = float("inf")
-  for _ in range(repeats):
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    best = min(best, time.perf_counter() - t0)
-  return best
+def _time(fn, *args) -> float:
+  return best_time(jax.jit(fn), *args)[0]
 
 
 def main() -> None:

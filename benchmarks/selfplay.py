@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +23,7 @@ import mctx
 from azjax import config as config_lib
 from azjax import nets, replay, selfplay
 from azjax.train import Trainer
+from benchmarks.timing import best_time
 
 SETTINGS = {
     # The pgx AlphaZero example: ResNet 128 x 6, Gumbel with 32 simulations.
@@ -37,16 +37,6 @@ GAMES = {"breakthrough": dict(game="breakthrough", rows=8, cols=8),
          "breakthrough_6x6": dict(game="breakthrough", rows=6, cols=6),
          "checkers": dict(game="checkers"),
          "connect_four": dict(game="connect_four")}
-
-
-def _best_time(fn, *args, repeats: int = 3):
-  out = jax.block_until_ready(fn(*args))  # Compile and warm up.
-  best = float("inf")
-  for _ in range(repeats):
-    t0 = time.perf_counter()
-    out = jax.block_until_ready(fn(*args))
-    best = min(best, time.perf_counter() - t0)
-  return best, out
 
 
 def azjax_rates(game: str, setting: dict, batch: int, dtype: str) -> dict[str, float]:
@@ -67,7 +57,7 @@ def azjax_rates(game: str, setting: dict, batch: int, dtype: str) -> dict[str, f
     return selfplay.play_chunk(trainer.game, trainer.eval_fn, config.search_config(), variables,
                                sp, key, steps)[0]
 
-  seconds, sp = _best_time(chunk, state.selfplay, jax.random.PRNGKey(1))
+  seconds, sp = best_time(chunk, state.selfplay, jax.random.PRNGKey(1))
   positions = batch * steps / seconds
 
   batches = replay.sample(sp.buffer, jax.random.PRNGKey(2), (config.sgd_steps, config.train_batch))
@@ -79,7 +69,7 @@ def azjax_rates(game: str, setting: dict, batch: int, dtype: str) -> dict[str, f
       return trainer.sgd_step(*carry, batch)[:3], None
     return jax.lax.scan(body, (params, batch_stats, opt_state), batches, unroll=unroll)[0]
 
-  train_seconds, _ = _best_time(sgd, state.params, state.batch_stats, state.opt_state)
+  train_seconds, _ = best_time(sgd, state.params, state.batch_stats, state.opt_state)
   return {"positions/s": positions,
           "evaluations/s": positions * (config.simulations + 1),
           "train samples/s": config.sgd_steps * config.train_batch / train_seconds}
@@ -131,7 +121,7 @@ def pgx_rates(setting: dict, batch: int, dtype: str) -> dict[str, float] | None:
     return jax.lax.scan(body, state, jax.random.split(key, steps))[0]
 
   state = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch))
-  seconds, _ = _best_time(chunk, state, jax.random.key(1))
+  seconds, _ = best_time(chunk, state, jax.random.key(1))
   positions = batch * steps / seconds
   return {"positions/s": positions, "evaluations/s": positions * (setting["simulations"] + 1)}
 

@@ -240,12 +240,13 @@ def test_the_training_command_reports_config_file_errors(tmp_path, capsys):
 def test_each_component_setting_is_declared_once_in_config():
   """The network's and the search's settings come from their Config sections by name (or the
   field's `to`), not from a hand-written copy: every NetConfig and SearchConfig field is set by
-  exactly one Config field, except the constants no run changes."""
+  exactly one Config field, except the constants no run changes and `reply_head`, which the
+  training option `reply_weight` implies."""
   from azjax.config.fields import _NETWORK, _SEARCH
   from azjax.nets import NetConfig
   from azjax.search import SearchConfig
 
-  constants = {NetConfig: {"se_ratio"}, SearchConfig: {"pb_c_base"}}
+  constants = {NetConfig: {"se_ratio", "reply_head"}, SearchConfig: {"pb_c_base"}}
   config = dataclasses.replace(Config(), net="cnn", channels=7, compute_dtype="bfloat16",
                                search="puct", simulations=5, temperature=0.5)
   for section, component in ((_NETWORK, NetConfig), (_SEARCH, SearchConfig)):
@@ -255,6 +256,7 @@ def test_each_component_setting_is_declared_once_in_config():
   assert config.net_config() == NetConfig(kind="cnn", channels=7, blocks=config.blocks,
                                           hidden=config.hidden, value_hidden=config.value_hidden,
                                           policy_head="dense", dtype="bfloat16")
+  assert dataclasses.replace(config, reply_weight=0.15).net_config().reply_head
   assert config.search_config().algorithm == "puct"
   assert config.search_config().temperature == 0.5
   evaluation = config.search_config(evaluation=True)

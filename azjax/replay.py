@@ -181,9 +181,10 @@ def sample(buffer: ReplayBuffer, key: chex.PRNGKey, shape: int | tuple[int, ...]
 
 
 def successor(buffer: ReplayBuffer, block: chex.Array, column: chex.Array,
-              k: int) -> tuple[chex.Array, chex.Array]:
+              k: int | chex.Array) -> tuple[chex.Array, chex.Array]:
   """The block of the row `k` moves after each row `(block, column)` and whether it is one of
-  the same game: `(block [*s], same_game [*s] bool)`.
+  the same game: `(block, same_game bool)`, both shaped as `block`, `column` and `k`
+  broadcast together (`[*s]`, or `[H, *s]` for `k` of shape `[H, 1, ...]`).
 
   A column's episodes only grow from the oldest block (the one at `pointer`, written next) to
   the newest, so the `k`-th next block holds the same game exactly when it is newer than the row
@@ -206,15 +207,12 @@ def lambda_return(buffer: ReplayBuffer, block: chex.Array, column: chex.Array, l
   at the game's last row, cut after `moves` moves by putting the outcome in place of what
   follows. `lam = 1` is the outcome; the search values carry less noise than one game's result.
   """
-  mover = buffer.player[block, column]
-  total, weight_left = jnp.zeros(block.shape, jnp.float32), jnp.ones(block.shape, jnp.float32)
-  for k in range(1, moves + 1):
-    after, same_game = successor(buffer, block, column, k)
-    q = buffer.root_value[after, column]
-    q = jnp.where(buffer.player[after, column] == mover, q, -q)
-    w = jnp.where(same_game, (1.0 - lam) * lam ** (k - 1), 0.0)
-    total, weight_left = total + w * q, weight_left - w
-  return total + weight_left * buffer.value[block, column]
+  k = jnp.arange(1, moves + 1).reshape((moves,) + (1,) * block.ndim)  # [H, 1, ...]
+  after, same_game = successor(buffer, block, column, k)  # [H, *s]
+  q = buffer.root_value[after, column]
+  q = jnp.where(buffer.player[after, column] == buffer.player[block, column], q, -q)
+  w = jnp.where(same_game, (1.0 - lam) * lam ** (k - 1.0), 0.0)
+  return jnp.sum(w * q, axis=0) + (1.0 - jnp.sum(w, axis=0)) * buffer.value[block, column]
 
 
 def flat_layout(like: ReplayBuffer) -> dict:

@@ -314,7 +314,7 @@ class Trainer:
     observation, target_policy, legal_mask = batch.observation, batch.policy, batch.legal_mask
     target_value = value_target(batch.value, batch.root_value, hyper.value_target_mix)
     variables = {"params": params}
-    mutable = ["reply"] if self.config.reply_weight else []
+    mutable = [nets.REPLY] if self.config.reply_weight else []
     if batch_stats:
       variables["batch_stats"] = batch_stats
       mutable.append("batch_stats")

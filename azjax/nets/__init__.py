@@ -29,6 +29,7 @@ from azjax.nets.base import (
   KINDS,
   MASKED_LOGIT,
   POLICY_HEADS,
+  REPLY,
   Array,
   NetConfig,
   Network,
@@ -77,7 +78,7 @@ def init_variables(model: nn.Module, key: jax.Array,
   def init(key, obs):
     variables = model.init(key, obs, train=False)
     return {name: tree for name, tree in variables.items()
-            if name not in ("intermediates", "reply")}
+            if name not in ("intermediates", REPLY)}
 
   return init(key, obs)
 
@@ -100,7 +101,7 @@ def activations(model: nn.Module, variables: Variables, obs: Array) -> dict[str,
 
 
 __all__ = [
-    "CONV_IMPLS", "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "NetConfig", "Network",
-    "Variables", "activation_names", "activations", "init_variables", "make", "mask_logits",
-    "masked_log_softmax", "masked_softmax", "param_count", "reply_logits",
+    "CONV_IMPLS", "DTYPES", "KINDS", "MASKED_LOGIT", "POLICY_HEADS", "REPLY", "NetConfig",
+    "Network", "Variables", "activation_names", "activations", "init_variables", "make",
+    "mask_logits", "masked_log_softmax", "masked_softmax", "param_count", "reply_logits",
 ]

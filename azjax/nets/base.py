@@ -148,10 +148,14 @@ class Network(Protocol):
     ...
 
 
+# The collection a network with `reply_head` sows its reply logits into (`layers.sow_reply`).
+REPLY = "reply"
+
+
 def reply_logits(updates: Variables) -> Array:
   """The opponent's reply logits `[B, A]` from the collections an `apply(..., train=True,
-  mutable=[..., "reply"])` returned (a network with `reply_head`)."""
-  (logits,) = jax.tree.leaves(updates["reply"])
+  mutable=[..., REPLY])` returned (a network with `reply_head`)."""
+  (logits,) = jax.tree.leaves(updates[REPLY])
   return logits
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import flax.linen as nn
 import jax.numpy as jnp
 
-from azjax.nets.base import Array
+from azjax.nets.base import REPLY, Array
 
 Dtype = Any
 
@@ -199,7 +199,7 @@ def sow_reply(module: nn.Module, logits: Array) -> None:
   networks compute them only in training and at initialisation: self-play and evaluation never
   pay for them."""
   # Its own name: a variable may not share a name with a submodule of `module` ("logits").
-  module.sow("reply", "opponent_reply", logits.astype(jnp.float32), init_fn=lambda: None,
+  module.sow(REPLY, "opponent_reply", logits.astype(jnp.float32), init_fn=lambda: None,
              reduce_fn=lambda _, new: new)
 
 

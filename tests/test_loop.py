@@ -38,7 +38,10 @@ def test_a_training_command_fills_the_compile_cache(tmp_path, capsys, restore_co
   assert entries and any(p.name.startswith("jit_") for p in entries), entries
 
 
-def test_no_compile_cache_leaves_it_off(tmp_path, capsys):
+def test_no_compile_cache_leaves_it_off(tmp_path, capsys, restore_compile_cache):
+  # Off to begin with, whatever the tests before this one in this process (a pytest-xdist worker
+  # runs any files before this one) left on.
+  jax.config.update("jax_compilation_cache_dir", None)
   _cli.main("tic_tac_toe", ["--run-dir", str(tmp_path / "run"), "--no-compile-cache",
                             "--print-config"])
   assert "compilation cache" not in capsys.readouterr().out

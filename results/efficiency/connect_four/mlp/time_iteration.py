@@ -10,22 +10,45 @@ Each argument is a list of `field=value` replacements of the preset (`--preset N
 fused iteration, runs `--warmup` (4) warm-up iterations, then times `--iterations` (8); the
 mean is printed. Breakthrough 8x8's table (`results/efficiency/breakthrough8/time_iteration.md`)
 came from `--preset breakthrough8_cpu --warmup 2 --iterations 4 ...`.
+
+`--devices N` splits each iteration over N CPU devices (`--xla_force_host_platform_device_count`,
+the data-parallel path of `azjax/sharding.py`) instead of running it on one: whether a second
+core is better used that way (on a 2-core machine it was not, docs/efficiency.md session 27).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import sys
 import time
 
-import jax
 
-from azjax.config.presets import preset
-from azjax.train import Trainer
+def _devices_flag(argv: list[str]) -> int:
+  """`--devices N` read before JAX is imported (the device count is fixed at import)."""
+  for i, arg in enumerate(argv):
+    if arg == "--devices" and i + 1 < len(argv):
+      return int(argv[i + 1])
+    if arg.startswith("--devices="):
+      return int(arg.split("=", 1)[1])
+  return 1
 
 
-def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4) -> float:
-  trainer = Trainer.create(config)
+if _devices_flag(sys.argv) > 1 and "jax" not in sys.modules:
+  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                             f" --xla_force_host_platform_device_count={_devices_flag(sys.argv)}")
+
+import jax  # noqa: E402  (after XLA_FLAGS)
+
+from azjax import sharding  # noqa: E402
+from azjax.config.presets import preset  # noqa: E402
+from azjax.train import Trainer  # noqa: E402
+
+
+def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4, devices: int = 1) -> float:
+  mesh = sharding.make_mesh(jax.devices()[:devices]) if devices > 1 else None
+  trainer = Trainer.create(config, mesh=mesh)
   state = trainer.init()
   step = trainer.jit_iteration()
   for _ in range(warmup):
@@ -44,13 +67,15 @@ def main() -> None:
   parser.add_argument("--preset", default="connect_four")
   parser.add_argument("--warmup", type=int, default=4)
   parser.add_argument("--iterations", type=int, default=8)
+  parser.add_argument("--devices", type=int, default=1,
+                      help="split each iteration over this many CPU devices")
   args = parser.parse_args()
   base = dataclasses.replace(preset(args.preset), min_buffer=1)
   print(f"| changes to the {args.preset} preset | seconds an iteration |\n|---|---|")
   for arg in args.changes:
     changes = eval(f"dict({arg})")  # noqa: S307 - a command-line list of field=value pairs
     seconds = seconds_per_iteration(dataclasses.replace(base, **changes), args.iterations,
-                                    args.warmup)
+                                    args.warmup, args.devices)
     print(f"| {arg} | {seconds:.3f} |", flush=True)
 
 

@@ -25,19 +25,17 @@ import sys
 import time
 
 
-def _devices_flag(argv: list[str]) -> int:
-  """`--devices N` read before JAX is imported (the device count is fixed at import)."""
-  for i, arg in enumerate(argv):
-    if arg == "--devices" and i + 1 < len(argv):
-      return int(argv[i + 1])
-    if arg.startswith("--devices="):
-      return int(arg.split("=", 1)[1])
-  return 1
+def _devices_argument(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+  parser.add_argument("--devices", type=int, default=1,
+                      help="split each iteration over this many CPU devices")
+  return parser
 
 
-if _devices_flag(sys.argv) > 1 and "jax" not in sys.modules:
+# The host device count is fixed when JAX is imported, so `--devices` is read first.
+_DEVICES = _devices_argument(argparse.ArgumentParser(add_help=False)).parse_known_args()[0].devices
+if _DEVICES > 1 and "jax" not in sys.modules:
   os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                             f" --xla_force_host_platform_device_count={_devices_flag(sys.argv)}")
+                             f" --xla_force_host_platform_device_count={_DEVICES}")
 
 import jax  # noqa: E402  (after XLA_FLAGS)
 
@@ -47,6 +45,8 @@ from azjax.train import Trainer  # noqa: E402
 
 
 def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4, devices: int = 1) -> float:
+  if devices > len(jax.devices()):
+    raise SystemExit(f"--devices {devices}: JAX sees {len(jax.devices())} devices")
   mesh = sharding.make_mesh(jax.devices()[:devices]) if devices > 1 else None
   trainer = Trainer.create(config, mesh=mesh)
   state = trainer.init()
@@ -67,8 +67,7 @@ def main() -> None:
   parser.add_argument("--preset", default="connect_four")
   parser.add_argument("--warmup", type=int, default=4)
   parser.add_argument("--iterations", type=int, default=8)
-  parser.add_argument("--devices", type=int, default=1,
-                      help="split each iteration over this many CPU devices")
+  _devices_argument(parser)
   args = parser.parse_args()
   base = dataclasses.replace(preset(args.preset), min_buffer=1)
   print(f"| changes to the {args.preset} preset | seconds an iteration |\n|---|---|")

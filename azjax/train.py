@@ -369,32 +369,20 @@ class Trainer:
     return dataclasses.replace(full, simulations=cheap.simulations,
                                max_num_considered_actions=cheap.max_num_considered_actions)
 
-  def iteration(self, state: TrainState, hyper: Hyper | None = None) -> tuple[TrainState, dict]:
-    """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready).
+  def train_on(self, buffer: replay.ReplayBuffer, state: TrainState, sgd_key: chex.Array,
+               augment_key: chex.Array, hyper: Hyper | None = None):
+    """The iteration's `sgd_steps` updates of `state`'s network on samples from `buffer`, or
+    none while the buffer has fewer than `min_buffer` targets.
 
-    Args:
-      state: the run's state.
-      hyper: hyperparameters as values (traced, e.g. one row of a vmapped sweep); None uses the
-        config's numbers as compile-time constants (a single run).
+    Returns `(params, batch_stats, opt_state, metrics, ready)`: the state's own when not
+    `ready` (`[]` bool), and then every metric NaN.
     """
     config = self.config
-    key, selfplay_key, sgd_key, _, augment_key = iteration_keys(state.key)
-
-    # -- Self-play with the current network (with gating, `azjax.gating`: the best one so far).
-    eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
     sgd_step = loop_under_vmap(self.sgd_step) if self.loop_configs else self.sgd_step
-    sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
-                                    self.selfplay_variables(state), state.selfplay,
-                                    selfplay_key, config.selfplay_steps,
-                                    cheap_config=self.cheap_search_config(hyper),
-                                    full_search_prob=config.full_search_prob,
-                                    opening_moves=config.opening_moves,
-                                    archive_start=config.archive_start)
 
-    # -- K SGD steps, once enough positions have known outcomes.
     def train(carry):
       # All minibatches are drawn up front (see `replay.sample`), then scanned over.
-      batches = replay.sample(sp.buffer, sgd_key, (config.sgd_steps, config.train_batch),
+      batches = replay.sample(buffer, sgd_key, (config.sgd_steps, config.train_batch),
                               replies=config.reply_weight > 0,
                               value_lambda=config.value_lambda,
                               lambda_moves=config.value_lambda_moves)
@@ -424,11 +412,40 @@ class Trainer:
     # `lax.cond` would put it in a nested computation, where XLA:CPU's convolution gradients
     # are an order of magnitude slower; the waste is a few iterations at the start of a run.
     min_buffer = config.min_buffer if hyper is None else hyper.min_buffer
-    ready = (sp.buffer.num_targets >= jnp.maximum(min_buffer, 1)) & (config.sgd_steps > 0)
+    ready = (buffer.num_targets >= jnp.maximum(min_buffer, 1)) & (config.sgd_steps > 0)
     old = (state.params, state.batch_stats, state.opt_state)
     new, metrics = train(old)
     params, batch_stats, opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new, old)
     metrics = jax.tree.map(lambda m: jnp.where(ready, m, jnp.nan), metrics)
+    return params, batch_stats, opt_state, metrics, ready
+
+  def iteration(self, state: TrainState, hyper: Hyper | None = None) -> tuple[TrainState, dict]:
+    """Self-play chunk, then `sgd_steps` updates on samples from the buffer (if it is ready).
+
+    Args:
+      state: the run's state.
+      hyper: hyperparameters as values (traced, e.g. one row of a vmapped sweep); None uses the
+        config's numbers as compile-time constants (a single run).
+    """
+    config = self.config
+    key, selfplay_key, sgd_key, _, augment_key = iteration_keys(state.key)
+
+    # -- Self-play with the current network (with gating, `azjax.gating`: the best one so far).
+    eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
+    sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
+                                    self.selfplay_variables(state), state.selfplay,
+                                    selfplay_key, config.selfplay_steps,
+                                    cheap_config=self.cheap_search_config(hyper),
+                                    full_search_prob=config.full_search_prob,
+                                    opening_moves=config.opening_moves,
+                                    archive_start=config.archive_start)
+
+    # -- K SGD steps, once enough positions have known outcomes. With `overlap_sgd` they sample
+    # the buffer as it was before this chunk: self-play and SGD then share no data (self-play
+    # reads the parameters the iteration starts with either way), so XLA may run them at once.
+    buffer = state.selfplay.buffer if config.overlap_sgd else sp.buffer
+    params, batch_stats, opt_state, metrics, ready = self.train_on(
+        buffer, state, sgd_key, augment_key, hyper)
 
     new_state = state.replace(
         params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,

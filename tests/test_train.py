@@ -342,6 +342,26 @@ def test_iteration_trains_once_buffer_is_ready(trainer, iteration):
   assert int(state.sgd_steps) > 0
 
 
+@pytest.mark.parametrize("overlap", [False, True])
+def test_sgd_samples_the_buffer_after_the_chunk_or_with_overlap_before_it(trainer, iteration,
+                                                                          overlap):
+  """An iteration's SGD is `train_on` the buffer its self-play has just written to, or with
+  `overlap_sgd` the buffer as the iteration found it (so that the two share no data)."""
+  state = trainer.init()
+  for _ in range(4):
+    state, _ = iteration(state)
+  overlapped = train.Trainer.create(dataclasses.replace(TINY, overlap_sgd=overlap))
+  after, metrics = jax.jit(overlapped.iteration)(state)
+  assert bool(metrics["trained"])
+  keys = train.iteration_keys(state.key)
+  train_on = jax.jit(overlapped.train_on)
+  for buffer, used in ((state.selfplay.buffer, overlap), (after.selfplay.buffer, not overlap)):
+    params = train_on(buffer, state, keys.sgd, keys.augment)[0]
+    close = jax.tree.leaves(jax.tree.map(
+        lambda a, b: np.allclose(a, b, rtol=1e-5, atol=1e-6), params, after.params))
+    assert all(close) if used else not all(close)
+
+
 def test_resume_gives_the_same_parameters(tmp_path):
   from azjax.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=4, eval_games=0)

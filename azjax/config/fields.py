@@ -172,6 +172,10 @@ class Config:
   train_batch: int = _TRAINING(128, "positions per SGD batch", unit="positions",
                                check=AT_LEAST_1)
   sgd_steps: int = _TRAINING(8, "SGD steps per iteration", unit="steps", check=AT_LEAST_0)
+  overlap_sgd: bool = _TRAINING(
+      False, "SGD samples the buffer as it was before the iteration's self-play (the newest "
+      "positions train from the next iteration on), so the two share no data and XLA could run "
+      "them at the same time (no faster on 2 CPU cores: docs/efficiency.md, session 28)")
   optimizer: str = _TRAINING("adamw", "the optimizer", choices=OPTIMIZERS)
   learning_rate: float = _TRAINING(1e-3, "peak learning rate (a schedule multiplies it)",
                                    check=ABOVE_0, traced=True)

@@ -350,8 +350,10 @@ def test_sgd_samples_the_buffer_after_the_chunk_or_with_overlap_before_it(traine
   state = trainer.init()
   for _ in range(4):
     state, _ = iteration(state)
-  overlapped = train.Trainer.create(dataclasses.replace(TINY, overlap_sgd=overlap))
-  after, metrics = jax.jit(overlapped.iteration)(state)
+  # Without overlap: the module's trainer and its compiled iteration.
+  overlapped = (train.Trainer.create(dataclasses.replace(TINY, overlap_sgd=True)) if overlap
+                else trainer)
+  after, metrics = (jax.jit(overlapped.iteration) if overlap else iteration)(state)
   assert bool(metrics["trained"])
   keys = train.iteration_keys(state.key)
   train_on = jax.jit(overlapped.train_on)

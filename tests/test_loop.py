@@ -14,7 +14,7 @@ from azjax.cli import train as _cli
 
 @pytest.fixture
 def restore_compile_cache():
-  """Leaves JAX's persistent cache as it was (off) for the tests after this one."""
+  """Leaves JAX's persistent cache as it was (the session's shared one, tests/conftest.py)."""
   before = jax.config.jax_compilation_cache_dir
   yield
   jax.config.update("jax_compilation_cache_dir", before)

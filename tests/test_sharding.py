@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PRELUDE = """
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+assert "--xla_force_host_platform_device_count=8" in os.environ["XLA_FLAGS"]
 import chex, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import PartitionSpec as P
 from azjax import loop, sharding, sweep, train
@@ -115,7 +115,9 @@ print("ok")
 
 
 def _run(code: str) -> None:
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+  # The parent's XLA_FLAGS (conftest's compile-time setting) go on, with 8 CPU devices.
+  flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8".strip()
+  env = dict(os.environ, XLA_FLAGS=flags,
              PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
   proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PRELUDE + code)], cwd=ROOT,
                         env=env, capture_output=True, text=True, timeout=600)

@@ -5,8 +5,8 @@ import shutil
 import tempfile
 
 # Tests compile far more than they run: without LLVM's optimisations XLA compiles a tiny
-# training iteration in about half the CPU time (7.0 s against 12.9 s, tic-tac-toe MLP,
-# session 30) and runs it about 3x slower, which tests do not notice. Set before JAX starts
+# training iteration in about half the CPU time and runs it about 2x slower, which tests do not
+# notice (`python -m benchmarks.xla_opt_level`: 6.5 s against 12.0 s). Set before JAX starts
 # its CPU backend; xdist's workers and the tests' subprocesses inherit it.
 TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
 if TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from azjax import agents, alphabeta, arena, games
-from azjax.games import base
+from azjax.games import base, perft
 
 import positions
 
@@ -344,7 +344,9 @@ def test_search_matches_full_width(name, depth, plies):
   states = _random_positions(env, BATCH, plies, seed=plies)
   full_width = functools.partial(alphabeta.search_values, env, depth=depth,
                                  evaluation=evaluation, max_leaves=1 << 16)
-  full = np.asarray(jax.jit(full_width)(states))
+  # The full-width tree is run-bound (checkers: 4 x 256^2 leaves), so it is compiled with
+  # XLA's full optimisation, which the suite otherwise turns off (conftest.py).
+  full = np.asarray(jax.jit(full_width, compiler_options=perft.OPTIMISED)(states))
   found = jax.jit(functools.partial(alphabeta.search, env, depth=depth,
                                     evaluation=evaluation))(states, jax.random.key(1))
   np.testing.assert_allclose(found.value, full.max(axis=1), atol=1e-5)

@@ -61,7 +61,8 @@ PRESETS: dict[str, Config] = {
     # session 21; with the SGD loop rolled (session 22) an iteration takes 0.29 s. Sequential
     # Halving considers 4 root actions, not 16 (session 31): with 8 simulations and 16 it
     # visits 8 actions once each, a one-ply search; with 4 it gives the best two 3 visits
-    # each, and a 1-core run beat its 16-action twin 97-3 at 8000 iterations.
+    # each, and a 1-core run beat its 16-action twin 97-3 at 8000 iterations. 17500 iterations
+    # (session 32): 0.39 s each on both cores, so the cosine spans about 114 of the 120 minutes.
     # No matches during training: random play and rollout MCTS no longer discriminate on 8x8
     # (`evaluate --progress` rates the snapshots against fixed networks instead).
     "breakthrough8_cpu": Config(
@@ -69,7 +70,7 @@ PRESETS: dict[str, Config] = {
         policy_head="dense", simulations=8, selfplay_batch=512, selfplay_steps=4,
         buffer_size=262144, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
         lr_schedule="cosine", augment=True, value_target_mix=0.5, opening_moves=8,
-        max_num_considered_actions=4, iterations=14500, minutes=120.0, eval_every=0,
+        max_num_considered_actions=4, iterations=17500, minutes=120.0, eval_every=0,
         eval_games=0, checkpoint_every=500),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(

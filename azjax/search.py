@@ -15,13 +15,15 @@ Sign conventions, as mctx expects for two-player zero-sum games:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import chex
 import jax
 import jax.numpy as jnp
 import mctx
+from mctx._src import search as mctx_search
 
 from azjax.games.base import Game
 from azjax.nets import mask_logits
@@ -135,6 +137,71 @@ def puct(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.RootFn
 ALGORITHMS: dict[str, Algorithm] = {"gumbel": gumbel, "puct": puct}
 
 
+# -- The backward pass, batched --------------------------------------------------------------------
+#
+# mctx backs each simulation's leaf value up with `jax.vmap` of a `while_loop` that carries the
+# whole tree. A batched while loop runs until the deepest path of the batch is done, and every
+# step `select`s each carried array it changes between the updated and the old tree: the
+# `[B, N, A]` children values and visits, whole, once per level. A simulation thus costs
+# O(depth * B * N * A) memory traffic, not O(depth * B), and doubling the simulations quadruples
+# it (mctx issue #107): on Breakthrough 8x8 (A = 192), with 16 simulations, 512 games and no
+# network, it was most of the search's time (`python -m benchmarks.search_share`).
+# `batched_backward` computes exactly the same tree with one unbatched loop over levels that
+# scatters `B` values a step; `search` swaps it in for mctx's own while its policy is traced.
+
+
+def batched_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
+  """mctx's backward pass for a batch of leaves `[B]` (node indices), without the vmap.
+
+  Each step moves every path that has not reached the root one edge up: the parent's value
+  becomes the running mean of the returns through it, the edge's child value and visit count
+  are refreshed. Paths already at the root write their old values back (a no-op).
+  """
+  batch = jnp.arange(leaf_index.shape[0])
+  root = mctx.Tree.ROOT_INDEX
+
+  def step(carry):
+    tree, leaf_value, index = carry
+    active = index != root
+    parent = jnp.where(active, tree.parents[batch, index], root)
+    action = jnp.where(active, tree.action_from_parent[batch, index], 0)
+    count = tree.node_visits[batch, parent]
+    leaf_value = jnp.where(
+        active,
+        tree.children_rewards[batch, parent, action]
+        + tree.children_discounts[batch, parent, action] * leaf_value,
+        leaf_value)
+    parent_value = tree.node_values[batch, parent]
+    child_visits = tree.children_visits[batch, parent, action]
+    child_value = jnp.where(active, tree.node_values[batch, index],
+                            tree.children_values[batch, parent, action])
+    tree = tree.replace(
+        node_values=tree.node_values.at[batch, parent].set(
+            jnp.where(active, (parent_value * count + leaf_value) / (count + 1.0),
+                      parent_value)),
+        node_visits=tree.node_visits.at[batch, parent].set(count + active),
+        children_values=tree.children_values.at[batch, parent, action].set(child_value),
+        children_visits=tree.children_visits.at[batch, parent, action].set(
+            child_visits + active))
+    return tree, leaf_value, jnp.where(active, parent, index)
+
+  leaf_index = jnp.asarray(leaf_index, jnp.int32)
+  carry = (tree, tree.node_values[batch, leaf_index], leaf_index)
+  tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != root), step, carry)
+  return tree
+
+
+@contextlib.contextmanager
+def use_batched_backward() -> Iterator[None]:
+  """mctx's search uses `batched_backward` for the policies traced inside this block."""
+  original = mctx_search.backward
+  mctx_search.backward = batched_backward
+  try:
+    yield
+  finally:
+    mctx_search.backward = original
+
+
 def _evaluate(eval_fn: EvalFn, variables: Any, states: Any) -> tuple[jax.Array, jax.Array]:
   """Masked prior logits `[B, A]` and values `[B]` of a batch of states."""
   logits, value = eval_fn(variables, states.observation)
@@ -184,8 +251,9 @@ def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, st
   invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
 
   def run_search(_):
-    action, out = algorithm(config, variables, key, root, recurrent_fn, invalid,
-                            states.step_count)
+    with use_batched_backward():
+      action, out = algorithm(config, variables, key, root, recurrent_fn, invalid,
+                              states.step_count)
     summary = out.search_tree.summary()
     return (action.astype(jnp.int32), out.action_weights.astype(jnp.float32), summary.value,
             summary.visit_counts.astype(jnp.int32), summary.qvalues.astype(jnp.float32))

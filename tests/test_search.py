@@ -1,5 +1,6 @@
 """Search on hand-checkable positions: sign conventions, forced moves, known best moves."""
 
+import contextlib
 import functools
 
 import jax
@@ -162,3 +163,64 @@ def test_algorithms_are_a_registry():
   assert set(search.ALGORITHMS) == {"gumbel", "puct"}
   with pytest.raises(ValueError, match=r"use one of \('gumbel', 'puct'\)"):
     search.SearchConfig(algorithm="uct").validate()
+
+
+def _hashed_eval(num_actions):
+  """A 'network' with arbitrary but fixed opinions: logits and values from the observation."""
+
+  def eval_fn(variables, observation):
+    del variables
+    flat = observation.reshape(observation.shape[0], -1).astype(jnp.float32)
+    mix = jnp.sin(jnp.arange(flat.shape[1] * num_actions, dtype=jnp.float32) * 0.37)
+    logits = flat @ mix.reshape(flat.shape[1], num_actions)
+    return logits, jnp.tanh(jnp.sum(flat * jnp.cos(jnp.arange(flat.shape[1]) * 1.3), -1))
+
+  return eval_fn
+
+
+def _random_positions(game, count, plies, seed):
+  """`count` states after up to `plies` uniformly random moves (finished games stop)."""
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(seed), count))
+  for ply, key in enumerate(jax.random.split(jax.random.key(seed + 1), plies)):
+    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
+    action = jax.random.categorical(key, logits)
+    live = ~states.terminated & (jnp.arange(count) % plies >= ply)  # staggered depths
+    stepped = jax.vmap(game.step)(states, action)
+    states = jax.tree.map(lambda new, old: jnp.where(
+        live.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), stepped, states)
+  return states
+
+
+@pytest.mark.parametrize("game_name,algorithm", [
+    ("tic_tac_toe", "gumbel"), ("tic_tac_toe", "puct"), ("checkers", "gumbel")])
+def test_batched_backward_builds_mctx_tree(game_name, algorithm):
+  """The batched backward pass gives the very tree mctx's own gives: terminal children
+  (tic-tac-toe), a mover who moves again (checkers' multi-jumps, discount +1), both algorithms."""
+  game = games.make(game_name)
+  eval_fn = _hashed_eval(game.num_actions)
+  states = _random_positions(game, 24, 8 if game_name == "tic_tac_toe" else 40, seed=3)
+  states = jax.tree.map(lambda x: x[~np.asarray(states.terminated)], states)
+  logits, value = search._evaluate(eval_fn, None, states)
+  root = search.mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+  config = search.SearchConfig(algorithm=algorithm, simulations=24,
+                               max_num_considered_actions=4)
+
+  def run(batched):
+    def policy(key):
+      with search.use_batched_backward() if batched else contextlib.nullcontext():
+        return search.ALGORITHMS[algorithm](
+            config, None, key, root, search.make_recurrent_fn(game, eval_fn),
+            ~states.legal_action_mask, states.step_count)[1].search_tree
+    return jax.jit(policy)(jax.random.key(7))
+
+  ours, theirs = run(True), run(False)
+  assert int(np.max(np.asarray(theirs.node_visits[:, 0]))) == config.simulations + 1
+  discounts = np.asarray(theirs.children_discounts)[np.asarray(theirs.children_index) >= 0]
+  if game_name == "checkers":
+    assert np.any(discounts == 1.0)  # a jump that goes on
+  else:
+    assert np.any(discounts == 0.0)  # a game that ends
+  for field in ("node_values", "node_visits", "children_values", "children_visits",
+                "children_index", "parents"):
+    np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), err_msg=field)
+  assert search.mctx_search.backward is not search.batched_backward  # restored after tracing

@@ -137,17 +137,48 @@ def puct(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.RootFn
 ALGORITHMS: dict[str, Algorithm] = {"gumbel": gumbel, "puct": puct}
 
 
-# -- The backward pass, batched --------------------------------------------------------------------
+# -- mctx's tree loops, batched --------------------------------------------------------------------
 #
-# mctx backs each simulation's leaf value up with `jax.vmap` of a `while_loop` that carries the
-# whole tree. A batched while loop runs until the deepest path of the batch is done, and every
-# step `select`s each carried array it changes between the updated and the old tree: the
-# `[B, N, A]` children values and visits, whole, once per level. A simulation thus costs
-# O(depth * B * N * A) memory traffic, not O(depth * B), and doubling the simulations quadruples
-# it (mctx issue #107): on Breakthrough 8x8 (A = 192), with 16 simulations, 512 games and no
-# network, it was most of the search's time (`python -m benchmarks.search_share`).
-# `batched_backward` computes exactly the same tree with one unbatched loop over levels that
-# scatters `B` values a step; `search` swaps it in for mctx's own while its policy is traced.
+# mctx walks the tree with `jax.vmap` of per-root `while_loop`s, down (`simulate`) and back up
+# (`backward`). A batched while loop runs until the deepest path of the batch is done and, each
+# step, `select`s every carried array between its new and old value. Going up, the carry is the
+# whole tree, so each level selects the `[B, N, A]` children values and visits whole: a
+# simulation costs O(depth * B * N * A) memory traffic, not O(depth * B), and doubling the
+# simulations quadruples it (mctx issue #107). Going down, the depth becomes batched too, so the
+# root's action selection (Sequential Halving's) runs beside the interior one at every level.
+# `batched_simulate` and `batched_backward` build exactly mctx's tree (tests/test_search.py)
+# with one unbatched loop over levels each; `search` swaps them in while its policy is traced.
+# On Breakthrough 8x8 (A = 192, 4 considered actions, 512 roots) the search got 1.5x faster at
+# 8 simulations (`python -m benchmarks.tree_loops`).
+
+
+def batched_simulate(rng_key: jax.Array, tree: mctx.Tree, action_selection_fn: Callable,
+                     max_depth: int) -> tuple[jax.Array, jax.Array]:
+  """mctx's descent for a batch of roots: `(node [B], action [B])`, the node reached in each
+  tree and the unvisited action (or one at `max_depth`) to expand from it.
+
+  `rng_key` `[B]` are split per level as mctx splits them, so PUCT's random tie-breaks agree.
+  Every row takes a step each level (those already stopped are masked), with a scalar depth:
+  the root's selection runs at level 0 only.
+  """
+  batch = jnp.arange(rng_key.shape[0])
+  select = jax.vmap(action_selection_fn, in_axes=(0, 0, 0, None))
+
+  def step(carry):
+    keys, node, action, next_node, depth, going = carry
+    keys, selection_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    chosen = select(selection_keys, tree, next_node, depth)
+    reached = tree.children_index[batch, next_node, chosen]
+    depth = depth + 1
+    keep = lambda new, old: jnp.where(going, new, old)  # noqa: E731
+    return (keys, keep(next_node, node), keep(chosen, action), keep(reached, next_node), depth,
+            going & (reached != mctx.Tree.UNVISITED) & (depth < max_depth))
+
+  start = jnp.full(batch.shape, mctx.Tree.NO_PARENT, jnp.int32)
+  carry = (rng_key, start, start, jnp.full(batch.shape, mctx.Tree.ROOT_INDEX, jnp.int32),
+           jnp.zeros((), tree.children_prior_logits.dtype), jnp.ones(batch.shape, bool))
+  _, node, action, _, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[5]), step, carry)
+  return node, action
 
 
 def batched_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
@@ -192,14 +223,15 @@ def batched_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
 
 
 @contextlib.contextmanager
-def use_batched_backward() -> Iterator[None]:
-  """mctx's search uses `batched_backward` for the policies traced inside this block."""
-  original = mctx_search.backward
-  mctx_search.backward = batched_backward
+def use_batched_loops() -> Iterator[None]:
+  """mctx's search descends with `batched_simulate` and backs up with `batched_backward` in
+  the policies traced inside this block."""
+  original = mctx_search.simulate, mctx_search.backward
+  mctx_search.simulate, mctx_search.backward = batched_simulate, batched_backward
   try:
     yield
   finally:
-    mctx_search.backward = original
+    mctx_search.simulate, mctx_search.backward = original
 
 
 def _evaluate(eval_fn: EvalFn, variables: Any, states: Any) -> tuple[jax.Array, jax.Array]:
@@ -251,7 +283,7 @@ def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, st
   invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
 
   def run_search(_):
-    with use_batched_backward():
+    with use_batched_loops():
       action, out = algorithm(config, variables, key, root, recurrent_fn, invalid,
                               states.step_count)
     summary = out.search_tree.summary()

@@ -193,8 +193,8 @@ def _random_positions(game, count, plies, seed):
 
 @pytest.mark.parametrize("game_name,algorithm", [
     ("tic_tac_toe", "gumbel"), ("tic_tac_toe", "puct"), ("checkers", "gumbel")])
-def test_batched_backward_builds_mctx_tree(game_name, algorithm):
-  """The batched backward pass gives the very tree mctx's own gives: terminal children
+def test_batched_loops_build_mctx_tree(game_name, algorithm):
+  """The batched descent and backward pass give the very tree mctx's own give: terminal children
   (tic-tac-toe), a mover who moves again (checkers' multi-jumps, discount +1), both algorithms."""
   game = games.make(game_name)
   eval_fn = _hashed_eval(game.num_actions)
@@ -207,7 +207,7 @@ def test_batched_backward_builds_mctx_tree(game_name, algorithm):
 
   def run(batched):
     def policy(key):
-      with search.use_batched_backward() if batched else contextlib.nullcontext():
+      with search.use_batched_loops() if batched else contextlib.nullcontext():
         return search.ALGORITHMS[algorithm](
             config, None, key, root, search.make_recurrent_fn(game, eval_fn),
             ~states.legal_action_mask, states.step_count)[1].search_tree
@@ -223,4 +223,6 @@ def test_batched_backward_builds_mctx_tree(game_name, algorithm):
   for field in ("node_values", "node_visits", "children_values", "children_visits",
                 "children_index", "parents"):
     np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), err_msg=field)
-  assert search.mctx_search.backward is not search.batched_backward  # restored after tracing
+  # mctx's own loops are back after tracing.
+  assert search.mctx_search.backward is not search.batched_backward
+  assert search.mctx_search.simulate is not search.batched_simulate

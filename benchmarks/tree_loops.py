@@ -1,12 +1,13 @@
-"""mctx's backward pass against `azjax.search.batched_backward`, in the search alone.
+"""mctx's tree loops against azjax's batched ones (`azjax.search.use_batched_loops`).
 
-    python -m benchmarks.backward --simulations 8 16 32
+    python -m benchmarks.tree_loops --simulations 8 16 32
 
 Breakthrough 8x8 (192 actions) with the `breakthrough8_cpu` preset's MLP, freshly initialised
 (its cost does not depend on its weights), and its 4 considered root actions: one Gumbel search
-of each of 512 positions taken 4 to 40 random moves into a game, with mctx's own backward pass
-and with the batched one (the same trees: `tests/test_search.py`), then both again with a
-stand-in network that costs nothing. Each figure is the best of 5 timed calls after a warm-up.
+of each of 512 positions taken 4 to 40 random moves into a game, with mctx's own descent and
+backward pass and with the batched ones (the same trees: `tests/test_search.py`), then both
+again with a stand-in network that costs nothing. Each figure is the best of 5 timed calls
+after a warm-up.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def search_time(game, eval_fn, config, variables, states, batched: bool) -> floa
   def run(variables, states, key):
     logits, value = search._evaluate(eval_fn, variables, states)
     root = search.mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-    with search.use_batched_backward() if batched else contextlib.nullcontext():
+    with search.use_batched_loops() if batched else contextlib.nullcontext():
       action, _ = search.ALGORITHMS[config.algorithm](
           config, variables, key, root, search.make_recurrent_fn(game, eval_fn),
           ~states.legal_action_mask, states.step_count)
@@ -75,7 +76,7 @@ def main() -> None:
 
   print(f"# {int(states.terminated.shape[0])} {base.game} positions, "
         f"{base.max_num_considered_actions} considered actions; seconds a search of all")
-  print("| simulations | network | mctx backward s | batched backward s | ratio |\n"
+  print("| simulations | network | mctx's loops s | batched loops s | ratio |\n"
         "|---|---|---|---|---|")
   for simulations in args.simulations:
     config = dataclasses.replace(base.search_config(), simulations=simulations)

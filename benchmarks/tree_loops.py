@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from azjax import search
 from azjax.config.presets import preset
+from azjax.games import base
 from azjax.train import Trainer
 from benchmarks.timing import best_time
 
@@ -36,9 +37,7 @@ def positions(game, count: int, key: jax.Array):
     action = jax.random.categorical(move_key, jnp.where(states.legal_action_mask, 0.0, -jnp.inf))
     stepped = jax.vmap(game.step)(states, action)
     live = (ply < plies) & ~states.terminated
-    states = jax.tree.map(
-        lambda new, old: jnp.where(live.reshape((-1,) + (1,) * (new.ndim - 1)), new, old),
-        stepped, states)
+    states = jax.vmap(base.tree_select)(live, stepped, states)
   return states
 
 

@@ -182,12 +182,9 @@ def _random_positions(game, count, plies, seed):
   """`count` states after up to `plies` uniformly random moves (finished games stop)."""
   states = jax.vmap(game.init)(jax.random.split(jax.random.key(seed), count))
   for ply, key in enumerate(jax.random.split(jax.random.key(seed + 1), plies)):
-    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
-    action = jax.random.categorical(key, logits)
+    stepped = jax.vmap(game.step)(states, base.uniform_legal_actions(key, states.legal_action_mask))
     live = ~states.terminated & (jnp.arange(count) % plies >= ply)  # staggered depths
-    stepped = jax.vmap(game.step)(states, action)
-    states = jax.tree.map(lambda new, old: jnp.where(
-        live.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), stepped, states)
+    states = jax.vmap(base.tree_select)(live, stepped, states)
   return states
 
 

@@ -274,6 +274,31 @@ def make_recurrent_fn(game: Game, eval_fn: EvalFn) -> mctx.RecurrentFn:
   return recurrent_fn
 
 
+def root_output(eval_fn: EvalFn, variables: Any, states: Any) -> mctx.RootFnOutput:
+  """The search's root for a batch of states: the network's masked logits `[B, A]` and values
+  `[B]`, the states as the embedding."""
+  logits, value = _evaluate(eval_fn, variables, states)
+  return mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+
+
+def policy(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, states: Any,
+           root: mctx.RootFnOutput, key: jax.Array, *,
+           batched_loops: bool = True) -> tuple[jax.Array, mctx.PolicyOutput]:
+  """One search of each state of `states` from `root` (`root_output`) with the algorithm
+  `ALGORITHMS[config.algorithm]`: the `[B]` actions it plays and mctx's output (tree included).
+
+  `batched_loops=False` keeps mctx's own tree loops (for tests and benchmarks that compare).
+  """
+  mask = states.legal_action_mask  # [B, A]
+  # Every action of a terminated root is invalid; mctx needs one valid action per row.
+  invalid = ~mask
+  invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
+  with use_batched_loops() if batched_loops else contextlib.nullcontext():
+    return ALGORITHMS[config.algorithm](config, variables, key, root,
+                                        make_recurrent_fn(game, eval_fn), invalid,
+                                        states.step_count)
+
+
 def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, states: Any,
            key: jax.Array) -> SearchOutput:
   """Runs one search per state of the batch `states` (leading dimension `B`) with the
@@ -283,19 +308,12 @@ def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, st
   read off the mask); if every live state in the batch has a single legal action, the search
   is skipped altogether.
   """
-  algorithm = ALGORITHMS[config.algorithm]
   mask = states.legal_action_mask  # [B, A]
-  logits, value = _evaluate(eval_fn, variables, states)
-  root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-  recurrent_fn = make_recurrent_fn(game, eval_fn)
-  # Every action of a terminated root is invalid; mctx needs one valid action per row.
-  invalid = ~mask
-  invalid = invalid.at[:, 0].set(invalid[:, 0] & jnp.any(mask, axis=-1))
+  root = root_output(eval_fn, variables, states)
+  logits, value = root.prior_logits, root.value
 
   def run_search(_):
-    with use_batched_loops():
-      action, out = algorithm(config, variables, key, root, recurrent_fn, invalid,
-                              states.step_count)
+    action, out = policy(game, eval_fn, config, variables, states, root, key)
     summary = out.search_tree.summary()
     return (action.astype(jnp.int32), out.action_weights.astype(jnp.float32), summary.value,
             summary.visit_counts.astype(jnp.int32), summary.qvalues.astype(jnp.float32))

@@ -13,7 +13,6 @@ after a warm-up.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 
 import jax
@@ -45,13 +44,9 @@ def search_time(game, eval_fn, config, variables, states, batched: bool) -> floa
   """Seconds for one search of every state of `states` with the algorithm's mctx policy."""
 
   def run(variables, states, key):
-    logits, value = search._evaluate(eval_fn, variables, states)
-    root = search.mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-    with search.use_batched_loops() if batched else contextlib.nullcontext():
-      action, _ = search.ALGORITHMS[config.algorithm](
-          config, variables, key, root, search.make_recurrent_fn(game, eval_fn),
-          ~states.legal_action_mask, states.step_count)
-    return action
+    root = search.root_output(eval_fn, variables, states)
+    return search.policy(game, eval_fn, config, variables, states, root, key,
+                         batched_loops=batched)[0]
 
   return best_time(jax.jit(run), variables, states, jax.random.key(1), repeats=5)[0]
 

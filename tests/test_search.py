@@ -1,6 +1,5 @@
 """Search on hand-checkable positions: sign conventions, forced moves, known best moves."""
 
-import contextlib
 import functools
 
 import jax
@@ -188,29 +187,43 @@ def _random_positions(game, count, plies, seed):
   return states
 
 
+def _recording(loop, name, traced):
+  """`loop`, appending `name` to `traced` each time it is traced."""
+
+  def recorded(*args, **kwargs):
+    traced.append(name)
+    return loop(*args, **kwargs)
+
+  return recorded
+
+
 @pytest.mark.parametrize("game_name,algorithm", [
     ("tic_tac_toe", "gumbel"), ("tic_tac_toe", "puct"), ("checkers", "gumbel")])
-def test_batched_loops_build_mctx_tree(game_name, algorithm):
+def test_batched_loops_build_mctx_tree(game_name, algorithm, monkeypatch):
   """The batched descent and backward pass give the very tree mctx's own give: terminal children
   (tic-tac-toe), a mover who moves again (checkers' multi-jumps, discount +1), both algorithms."""
+  traced = []  # which loops each policy traced: the comparison must not be batched vs batched
+  for name in ("batched_simulate", "batched_backward"):
+    monkeypatch.setattr(search, name, _recording(getattr(search, name), name, traced))
   game = games.make(game_name)
   eval_fn = _hashed_eval(game.num_actions)
   states = _random_positions(game, 24, 8 if game_name == "tic_tac_toe" else 40, seed=3)
   states = jax.tree.map(lambda x: x[~np.asarray(states.terminated)], states)
-  logits, value = search._evaluate(eval_fn, None, states)
-  root = search.mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+  root = search.root_output(eval_fn, None, states)
   config = search.SearchConfig(algorithm=algorithm, simulations=24,
                                max_num_considered_actions=4)
 
   def run(batched):
-    def policy(key):
-      with search.use_batched_loops() if batched else contextlib.nullcontext():
-        return search.ALGORITHMS[algorithm](
-            config, None, key, root, search.make_recurrent_fn(game, eval_fn),
-            ~states.legal_action_mask, states.step_count)[1].search_tree
-    return jax.jit(policy)(jax.random.key(7))
+    def tree(key):
+      return search.policy(game, eval_fn, config, None, states, root, key,
+                           batched_loops=batched)[1].search_tree
+    return jax.jit(tree)(jax.random.key(7))
 
-  ours, theirs = run(True), run(False)
+  ours = run(True)
+  assert sorted(set(traced)) == ["batched_backward", "batched_simulate"]
+  traced.clear()
+  theirs = run(False)
+  assert not traced
   assert int(np.max(np.asarray(theirs.node_visits[:, 0]))) == config.simulations + 1
   discounts = np.asarray(theirs.children_discounts)[np.asarray(theirs.children_index) >= 0]
   if game_name == "checkers":

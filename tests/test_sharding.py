@@ -26,6 +26,10 @@ from jax.sharding import PartitionSpec as P
 from azjax import loop, sharding, sweep, train
 from azjax.config import Config
 assert len(jax.devices()) == 8, jax.devices()
+# As in conftest: the suite's throwaway compile cache ($AZJAX_COMPILE_CACHE), which lets the
+# HLO read below and the resumed driver run load what the steps before them compiled.
+loop.enable_compile_cache()
+jax.config.update("jax_threefry_partitionable", False)
 CONFIG = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
                 simulations=8, selfplay_batch=16, selfplay_steps=6, buffer_size=512,
                 min_buffer=1, train_batch=32, sgd_steps=2, iterations=4)

@@ -33,8 +33,8 @@ def positions(game, count: int, key: jax.Array):
   states = jax.vmap(game.init)(jax.random.split(init_key, count))
   plies = 4 + jnp.arange(count) % 37
   for ply, move_key in enumerate(jax.random.split(play_key, 40)):
-    action = jax.random.categorical(move_key, jnp.where(states.legal_action_mask, 0.0, -jnp.inf))
-    stepped = jax.vmap(game.step)(states, action)
+    stepped = jax.vmap(game.step)(states, base.uniform_legal_actions(move_key,
+                                                                     states.legal_action_mask))
     live = (ply < plies) & ~states.terminated
     states = jax.vmap(base.tree_select)(live, stepped, states)
   return states
@@ -56,8 +56,8 @@ def main() -> None:
   parser.add_argument("--simulations", type=int, nargs="+", default=[8, 16, 32])
   parser.add_argument("--preset", default="breakthrough8_cpu")
   args = parser.parse_args()
-  base = preset(args.preset)
-  trainer = Trainer.create(base)
+  config = preset(args.preset)
+  trainer = Trainer.create(config)
   variables = trainer.variables(trainer.init())
   game = trainer.game
   states = positions(game, BATCH, jax.random.key(0))
@@ -68,15 +68,15 @@ def main() -> None:
     return (jnp.zeros((observation.shape[0], game.num_actions)),
             jnp.zeros(observation.shape[0]))
 
-  print(f"# {int(states.terminated.shape[0])} {base.game} positions, "
-        f"{base.max_num_considered_actions} considered actions; seconds a search of all")
+  print(f"# {int(states.terminated.shape[0])} {config.game} positions, "
+        f"{config.max_num_considered_actions} considered actions; seconds a search of all")
   print("| simulations | network | mctx's loops s | batched loops s | ratio |\n"
         "|---|---|---|---|---|")
   for simulations in args.simulations:
-    config = dataclasses.replace(base.search_config(), simulations=simulations)
+    search_config = dataclasses.replace(config.search_config(), simulations=simulations)
     for name, eval_fn in (("the preset's", trainer.eval_fn),
                           ("none (zeros)", free_eval)):
-      times = [search_time(game, eval_fn, config, variables, states, batched)
+      times = [search_time(game, eval_fn, search_config, variables, states, batched)
                for batched in (False, True)]
       print(f"| {simulations} | {name} | {times[0]:.3f} | {times[1]:.3f} | "
             f"{times[0] / times[1]:.2f} |", flush=True)

@@ -322,6 +322,35 @@ def _nan_message(run: RunOutput, it: int, loss: float, config: Config) -> str:
           "learning_rate or check the inputs.")
 
 
+def budget_advice(config: Config, iteration: int, iterations_done: int, seconds: float,
+                  seconds_left: float) -> str | None:
+  """Advice when a run's iteration count does not fit its time budget on this machine, or None.
+
+  A cosine learning rate (and `late_simulations`) spans `config.iterations`, which a preset sizes
+  for one machine: on a slower one the budget ends before the learning rate has decayed, on a
+  faster one the run stops early with minutes unused. From the pace so far (`iterations_done`
+  in `seconds`, now at `iteration` with `seconds_left` of the budget) this projects where the
+  budget ends and suggests the iteration count that fills 97% of it.
+  """
+  schedules = config.lr_schedule != "constant" or config.late_simulations
+  if not (config.minutes and schedules and iterations_done > 0 and seconds > 0):
+    return None
+  pace = seconds / iterations_done
+  needed = (config.iterations - iteration) * pace
+  if 0.9 * seconds_left <= needed <= 1.02 * seconds_left:
+    return None
+  fit = iteration + int(0.97 * seconds_left / pace)
+  if needed > seconds_left:
+    outcome = (f"the {config.minutes:g}-minute budget ends near iteration "
+               f"{iteration + int(seconds_left / pace)}, before the schedules over "
+               f"{config.iterations} iterations have run their course")
+  else:
+    outcome = (f"the run ends about {(seconds_left - needed) / 60:.0f} minutes before its "
+               f"{config.minutes:g}-minute budget")
+  return (f"at {pace:.3f} s an iteration on this machine {outcome}; --set iterations={fit} "
+          "would fit the budget")
+
+
 def compile_step(step: Callable, *args, log=print) -> float:
   """Compiles the jitted `step` for `args` ahead of time, saying so; returns the seconds it
   took (loaded from the compilation cache when a run of the same program compiled it before).
@@ -410,6 +439,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
   it, stopped_by = start, "iterations"
   t_last, positions_last = t_start, np.atleast_1d(np.asarray(fetch(state.positions)))
   step_seconds: list[float] = []
+  advised = False
   try:
     while True:
       if it >= config.iterations or (max_iterations is not None
@@ -460,6 +490,12 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
             and it != runs[i].last_saved:
           save(i, it)
       t_last, positions_last = now, counters[1]
+      if not advised and now - t_start >= min(120.0, budget / 20):
+        # Once, after the first minutes: the wall clock, as the budget counts it.
+        advised = True
+        advice = budget_advice(config, it, it - start, now - t_start, budget - (now - t_start))
+        if advice:
+          log(advice)
       if bar is not None:
         bar.update(1)
         left = max(budget - (now - t_start), 0) / 60 if config.minutes else None

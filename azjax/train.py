@@ -151,7 +151,8 @@ def _unit_schedule(config: Config) -> optax.Schedule | None:
   total = max(config.iterations * config.sgd_steps, 1)
   if config.lr_schedule == "cosine":
     return optax.warmup_cosine_decay_schedule(
-        0.0, 1.0, max(config.warmup_steps, 1), max(total, config.warmup_steps + 1))
+        0.0, 1.0, max(config.warmup_steps, 1), max(total, config.warmup_steps + 1),
+        end_value=config.lr_floor)
   if config.warmup_steps:
     return optax.linear_schedule(0.0, 1.0, config.warmup_steps)
   return None

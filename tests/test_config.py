@@ -100,6 +100,13 @@ def test_validate_applies_each_declared_choice(key):
     dataclasses.replace(Config(), **{key: "nonsense"}).validate()
 
 
+def test_a_learning_rate_floor_needs_the_cosine_schedule():
+  with pytest.raises(ValueError, match="lr_floor=0.1: is where the cosine schedule ends; "
+                     "lr_schedule='constant' has none"):
+    Config(lr_floor=0.1).validate()
+  Config(lr_floor=0.1, lr_schedule="cosine").validate()
+
+
 @pytest.mark.parametrize("observation", ["thesis", "attacks"])
 def test_breakthrough_encodings_are_refused_for_other_games(observation):
   with pytest.raises(ValueError, match=f"the {observation} encoding exists for breakthrough"):

@@ -598,6 +598,18 @@ def test_ctrl_c_checkpoints_and_stops(tmp_path):
   assert resumed.iterations == summary.iterations + 1
 
 
+def test_cosine_schedule_warms_up_then_decays_to_its_floor():
+  # 10 iterations of 10 SGD steps: one warmup step from 0, then a cosine over the other 99.
+  config = dataclasses.replace(TINY, iterations=10, sgd_steps=10, lr_schedule="cosine",
+                               warmup_steps=0, lr_floor=0.1)
+  unit = train._unit_schedule(config)
+  # At step 34 the cosine has gone a third of the way: 0.1 + 0.9 * (1 + cos(pi / 3)) / 2.
+  np.testing.assert_allclose([unit(0), unit(1), unit(34), unit(100), unit(500)],
+                             [0.0, 1.0, 0.775, 0.1, 0.1], atol=1e-6)
+  no_floor = train._unit_schedule(dataclasses.replace(config, lr_floor=0.0))
+  np.testing.assert_allclose([no_floor(34), no_floor(100)], [0.75, 0.0], atol=1e-6)
+
+
 @pytest.mark.parametrize("optimizer, schedule", [("sgd", "cosine"), ("adam", "constant")])
 def test_other_optimizers_take_a_finite_step(optimizer, schedule):
   config = dataclasses.replace(TINY, optimizer=optimizer, lr_schedule=schedule, warmup_steps=2,

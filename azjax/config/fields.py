@@ -182,6 +182,9 @@ class Config:
   lr_schedule: str = _TRAINING(
       "constant", "constant, or cosine decay over iterations * sgd_steps",
       choices=LR_SCHEDULES)
+  lr_floor: float = _TRAINING(
+      0.0, "with the cosine schedule: where it ends, a fraction of the peak learning rate",
+      check=BELOW_1)
   warmup_steps: int = _TRAINING(0, "linear learning-rate warmup from 0", unit="SGD steps",
                                 check=AT_LEAST_0)
   momentum: float = _TRAINING(0.9, "Nesterov momentum (sgd only)", check=BELOW_1, traced=True)
@@ -365,6 +368,8 @@ class Config:
          f"must be below simulations={self.simulations} (a cheap search)")
     need(self.late_simulations == 0 or self.late_simulations > self.cheap_simulations,
          "late_simulations", f"must be above cheap_simulations={self.cheap_simulations}")
+    need(self.lr_floor == 0 or self.lr_schedule == "cosine", "lr_floor",
+         f"is where the cosine schedule ends; lr_schedule={self.lr_schedule!r} has none")
     # The network's and the search's own checks name their settings ("kind", "algorithm").
     self.net_config().validate()
     self.search_config().validate()

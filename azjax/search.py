@@ -43,6 +43,9 @@ class SearchConfig:
   # (0 gives a deterministic search, as for evaluation).
   max_num_considered_actions: int = 16
   gumbel_scale: float = 1.0
+  # Gumbel: the first `gumbel_moves` actions of a game are Sequential Halving's noisy choice,
+  # later ones its noiseless choice (`noiseless_gumbel_action`); 0: noisy throughout.
+  gumbel_moves: int = 0
   # PUCT: root Dirichlet noise and exploration constants.
   dirichlet_alpha: float = 0.3
   dirichlet_fraction: float = 0.25
@@ -102,8 +105,8 @@ def gumbel(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.Root
            recurrent_fn: mctx.RecurrentFn, invalid_actions: jax.Array,
            step_count: jax.Array) -> tuple[jax.Array, mctx.PolicyOutput]:
   """Gumbel MuZero (Danihelka et al. 2022): Sequential Halving over at most
-  `max_num_considered_actions` root actions; plays the action it keeps."""
-  del step_count  # Gumbel noise, not a temperature, is its exploration.
+  `max_num_considered_actions` root actions; plays the action it keeps, from the
+  `gumbel_moves`-th action of a game on (when not 0) without the noise's say in the last pick."""
   search_key, _ = jax.random.split(key)  # PUCT's split: the same key searches either way.
   out = mctx.gumbel_muzero_policy(
       variables, search_key, root, recurrent_fn,
@@ -111,7 +114,29 @@ def gumbel(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.Root
       invalid_actions=invalid_actions,
       max_num_considered_actions=config.max_num_considered_actions,
       gumbel_scale=config.gumbel_scale)
-  return out.action, out
+  noisy = (config.gumbel_moves == 0) | (step_count < config.gumbel_moves)  # May be traced.
+  best = noiseless_gumbel_action(out.search_tree.summary().visit_counts, out.action_weights)
+  return jnp.where(noisy, out.action, best), out
+
+
+def noiseless_gumbel_action(visit_counts: jax.Array, action_weights: jax.Array) -> jax.Array:
+  """Sequential Halving's final pick with the Gumbel noise taken out: among the most visited
+  root actions (those the halving kept), the one the improved policy ranks first.
+
+  mctx picks `argmax(g + logits + sigma(q))` over those actions; `action_weights` is
+  `softmax(logits + sigma(completed q))`, the same order without `g`. The noise still chose
+  which actions were considered and kept, so the search explores as before; only the move
+  played is the search's best. Late-game blunders drawn by the noise would otherwise decide
+  the outcome that every earlier position of the game learns its value from.
+
+  Args:
+    visit_counts: `[B, A]` root visits.
+    action_weights: `[B, A]` the improved policy (0 on illegal actions).
+  Returns:
+    `[B]` int32 actions.
+  """
+  kept = visit_counts == jnp.max(visit_counts, axis=-1, keepdims=True)
+  return jnp.argmax(jnp.where(kept, action_weights, -jnp.inf), axis=-1).astype(jnp.int32)
 
 
 def puct(config: SearchConfig, variables: Any, key: jax.Array, root: mctx.RootFnOutput,

@@ -357,7 +357,8 @@ class Trainer:
     if hyper is None:
       return search_config
     return dataclasses.replace(
-        search_config, gumbel_scale=hyper.gumbel_scale, dirichlet_alpha=hyper.dirichlet_alpha,
+        search_config, gumbel_scale=hyper.gumbel_scale, gumbel_moves=hyper.gumbel_moves,
+        dirichlet_alpha=hyper.dirichlet_alpha,
         dirichlet_fraction=hyper.dirichlet_fraction, pb_c_init=hyper.pb_c_init,
         temperature=hyper.temperature, temperature_moves=hyper.temperature_moves)
 

@@ -1,5 +1,6 @@
 """Search on hand-checkable positions: sign conventions, forced moves, known best moves."""
 
+import dataclasses
 import functools
 
 import jax
@@ -129,6 +130,31 @@ def test_visit_temperature_action():
   assert set(first.tolist()) == {1, 2}
   assert 0.6 < np.mean(first == 1) < 0.8
   np.testing.assert_array_equal(sampled[:, 1], 1)  # Past temperature_moves: greedy.
+
+
+def test_noiseless_gumbel_action():
+  """The most visited action wins; the improved policy only breaks ties among those."""
+  visits = jnp.array([[1, 3, 3, 1, 0], [0, 2, 1, 1, 0]])
+  weights = jnp.array([[0.5, 0.1, 0.2, 0.15, 0.05], [0.1, 0.2, 0.6, 0.1, 0.0]])
+  np.testing.assert_array_equal(search.noiseless_gumbel_action(visits, weights), [2, 1])
+
+
+def test_gumbel_moves():
+  """Before `gumbel_moves` actions the noise picks the move; from then on the search's best."""
+  state = ttt_position(["a1", "a2", "b1", "b2"])  # 4 actions played
+  states = base.stack_states([state, state])
+  noisy_config = search.SearchConfig(simulations=8, max_num_considered_actions=4,
+                                     gumbel_scale=3.0, gumbel_moves=5)
+  late_config = dataclasses.replace(noisy_config, gumbel_moves=4)
+  differs = False
+  for seed in range(12):
+    key = jax.random.key(seed)
+    noisy, late = _run_search(noisy_config, states, key), _run_search(late_config, states, key)
+    best = search.noiseless_gumbel_action(late.visit_counts, late.action_weights)
+    np.testing.assert_array_equal(late.action, best)
+    np.testing.assert_array_equal(noisy.visit_counts, late.visit_counts)  # The same search.
+    differs |= bool(np.any(noisy.action != best))
+  assert differs  # The noise's pick is not always the best one.
 
 
 def test_bad_search_config():

@@ -146,6 +146,10 @@ class Config:
       check=AT_LEAST_1)
   gumbel_scale: float = _SEARCH(1.0, "gumbel: scale of the root's Gumbel noise (0: none)",
                                 check=AT_LEAST_0, traced=True)
+  gumbel_moves: int = _SEARCH(
+      0, "gumbel: moves of each game played as Sequential Halving's noisy pick; later ones are "
+      "the search's best (the most visited, ties by the improved policy); 0 = noisy throughout",
+      unit="moves", check=AT_LEAST_0, traced=True)
   dirichlet_alpha: float = _SEARCH(0.3, "puct: concentration of the root's Dirichlet noise",
                                    check=ABOVE_0, traced=True)
   dirichlet_fraction: float = _SEARCH(
@@ -156,10 +160,6 @@ class Config:
   temperature: float = _SEARCH(
       1.0, "puct: early moves are drawn with probabilities visits ** (1 / temperature)",
       check=ABOVE_0, traced=True)
-  gumbel_moves: int = _SEARCH(
-      0, "gumbel: moves of each game played as Sequential Halving's noisy pick; later ones are "
-      "the search's best (the most visited, ties by the improved policy); 0 = noisy throughout",
-      unit="moves", check=AT_LEAST_0, traced=True)
   temperature_moves: int = _SEARCH(
       0, "puct: moves of each game drawn with the temperature; then the most visited move",
       unit="moves", check=AT_LEAST_0, traced=True)

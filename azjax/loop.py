@@ -323,14 +323,15 @@ def _nan_message(run: RunOutput, it: int, loss: float, config: Config) -> str:
 
 
 def budget_advice(config: Config, iteration: int, iterations_done: int, seconds: float,
-                  seconds_left: float) -> str | None:
+                  seconds_left: float, advised: bool = False) -> str | None:
   """Advice when a run's iteration count does not fit its time budget on this machine, or None.
 
   A cosine learning rate (and `late_simulations`) spans `config.iterations`, which a preset sizes
   for one machine: on a slower one the budget ends before the learning rate has decayed, on a
   faster one the run stops early with minutes unused. From the pace so far (`iterations_done`
   in `seconds`, now at `iteration` with `seconds_left` of the budget) this projects where the
-  budget ends and suggests the iteration count that fills 97% of it.
+  budget ends and suggests the iteration count that fills 97% of it. When the run fits after
+  all and earlier advice (`advised`) said otherwise, it says so instead of None.
   """
   schedules = config.lr_schedule != "constant" or config.late_simulations
   if not (config.minutes and schedules and iterations_done > 0 and seconds > 0):
@@ -338,7 +339,8 @@ def budget_advice(config: Config, iteration: int, iterations_done: int, seconds:
   pace = seconds / iterations_done
   needed = (config.iterations - iteration) * pace
   if 0.9 * seconds_left <= needed <= 1.02 * seconds_left:
-    return None
+    return (f"at {pace:.3f} s an iteration on this machine the {config.iterations} iterations "
+            f"fit the {config.minutes:g}-minute budget after all" if advised else None)
   fit = iteration + int(0.97 * seconds_left / pace)
   if needed > seconds_left:
     outcome = (f"the {config.minutes:g}-minute budget ends near iteration "
@@ -439,7 +441,9 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
   it, stopped_by = start, "iterations"
   t_last, positions_last = t_start, np.atleast_1d(np.asarray(fetch(state.positions)))
   step_seconds: list[float] = []
-  advised = False
+  # The pace is judged after the first minutes and again after ten, once the machine has
+  # settled: session 38's first two minutes ran 12% slower than the run's average.
+  advice_checks, advised = [min(120.0, budget / 20), min(600.0, budget / 6)], False
   try:
     while True:
       if it >= config.iterations or (max_iterations is not None
@@ -490,12 +494,13 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
             and it != runs[i].last_saved:
           save(i, it)
       t_last, positions_last = now, counters[1]
-      if not advised and now - t_start >= min(120.0, budget / 20):
-        # Once, after the first minutes: the wall clock, as the budget counts it.
-        advised = True
-        advice = budget_advice(config, it, it - start, now - t_start, budget - (now - t_start))
+      if advice_checks and now - t_start >= advice_checks[0]:
+        advice_checks.pop(0)  # The wall clock, as the budget counts it.
+        advice = budget_advice(config, it, it - start, now - t_start, budget - (now - t_start),
+                               advised)
         if advice:
           log(advice)
+        advised = advice is not None
       if bar is not None:
         bar.update(1)
         left = max(budget - (now - t_start), 0) / 60 if config.minutes else None

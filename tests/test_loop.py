@@ -87,6 +87,10 @@ def test_budget_advice_projects_the_end_of_the_budget_from_the_pace():
   slow = loop.budget_advice(config, 200, 200, 100.0, 7101.0)
   assert "ends near iteration 14402" in slow and "--set iterations=13975 " in slow
   assert loop.budget_advice(config, 100, 100, 40.0, 7160.0) is None  # 6960 s of 7160: fits.
+  # A later check that finds the run fits after all takes back earlier advice.
+  assert loop.budget_advice(config, 100, 100, 40.0, 7160.0, advised=True) == (
+      "at 0.400 s an iteration on this machine the 17500 iterations fit the 120-minute budget "
+      "after all")
   # Without a schedule over the iterations, or without a time budget, nothing to fit.
   for other in (dataclasses.replace(config, lr_schedule="constant"),
                 dataclasses.replace(config, minutes=0.0)):

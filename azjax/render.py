@@ -27,7 +27,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from azjax.games import base
+from azjax.games import base, notation
 
 # -- Shared helpers --------------------------------------------------------------------------------
 
@@ -112,7 +112,7 @@ def to_ascii(game: base.Game, state: Any, *, highlight_last: bool = True) -> str
       else:
         cells.append(f" {symbol} ")
     lines.append(f"{row + 1:>{width}} " + "".join(cells))
-  lines.append(" " * (width + 1) + "".join(f" {base.FILES[c]} " for c in range(game.cols)))
+  lines.append(" " * (width + 1) + "".join(f" {notation.FILES[c]} " for c in range(game.cols)))
   lines.append(status(game, state))
   return "\n".join(line.rstrip() for line in lines)
 
@@ -122,7 +122,7 @@ def to_ascii(game: base.Game, state: Any, *, highlight_last: bool = True) -> str
 
 def _square_index(game: base.Game, square: int | str) -> int:
   if isinstance(square, str):
-    (index,) = base.parse_squares(square, game.rows, game.cols, game.name)
+    (index,) = notation.parse_squares(square, game.rows, game.cols, game.name)
     return index
   return int(square)
 
@@ -199,7 +199,7 @@ def to_svg(game: base.Game, state: Any, *, size: int = 400, highlight_last: bool
   for row in range(rows):
     for col in range(cols):
       square = row * cols + col
-      name = base.square_name(square, cols)
+      name = notation.square_name(square, cols)
       x, y = origin(row, col)
       cx, cy = x + cell / 2, y + cell / 2
       code = int(board[row, col])
@@ -263,7 +263,7 @@ def to_svg(game: base.Game, state: Any, *, size: int = 400, highlight_last: bool
   for col in range(cols):
     x, _ = origin(0, col)
     out.append(f'<text {_attrs(x=_num(x + cell / 2), y=_num(bottom + margin / 2))} {font} '
-               f'class="coord file">{base.FILES[col]}</text>')
+               f'class="coord file">{notation.FILES[col]}</text>')
   for row in range(rows):
     _, y = origin(row, 0)
     out.append(f'<text {_attrs(x=_num(margin / 2), y=_num(y + cell / 2))} {font} '

@@ -101,7 +101,7 @@ class App:
       return
     env = session.env
     try:
-      games.base.parse_squares(square, env.rows, env.cols, env.name)
+      games.notation.parse_squares(square, env.rows, env.cols, env.name)
     except ValueError:
       self.message = f"not a square of the board: {square!r}"
       return
@@ -256,7 +256,7 @@ class App:
   def _owner(self, square: str) -> int | None:
     """The player whose piece stands on `square`, or None if it is empty."""
     env = self.session.env
-    (index,) = games.base.parse_squares(square, env.rows, env.cols, env.name)
+    (index,) = games.notation.parse_squares(square, env.rows, env.cols, env.name)
     code = int(env.board_array(self.session.state).reshape(-1)[index])
     return None if code == 0 else render.piece_owner(env, code)
 

@@ -8,7 +8,7 @@ import jax
 import pytest
 
 from azjax import games, render
-from azjax.games import base
+from azjax.games import notation
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -133,7 +133,7 @@ def test_ascii_checkers():
 
 
 def all_square_names(env) -> set[str]:
-  return {base.square_name(s, env.cols) for s in range(env.rows * env.cols)}
+  return {notation.square_name(s, env.cols) for s in range(env.rows * env.cols)}
 
 
 def test_svg_tic_tac_toe():
@@ -200,7 +200,7 @@ def test_every_registered_game_renders(name):
   text = render.to_ascii(env, state)
   lines = text.splitlines()
   assert len(lines) == env.rows + 2
-  assert lines[-2].split() == list(base.FILES[:env.cols])
+  assert lines[-2].split() == list(notation.FILES[:env.cols])
   assert [line.split()[0] for line in lines[:env.rows]] == [str(r) for r in range(env.rows, 0, -1)]
   assert "[" in text  # the last move
   for flip in (False, True):
@@ -208,7 +208,7 @@ def test_every_registered_game_renders(name):
     squares = squares_of(svg)
     assert set(squares) == all_square_names(env)
     frm, to = (int(s) for s in state.last_move)
-    assert has_class(squares[base.square_name(to, env.cols)], "last-move")
+    assert has_class(squares[notation.square_name(to, env.cols)], "last-move")
     pieces = sum(has_class(s, "piece") for s in squares.values())
     assert pieces == int((env.board_array(state) != 0).sum())
 
@@ -241,4 +241,4 @@ def test_svg_breakthrough_small_board():
   squares = squares_of(render.to_svg(env, state, size=250))
   assert set(squares) == all_square_names(env)
   assert [n for n, s in squares.items() if has_class(s, "last-move")] == sorted(
-      [base.square_name(int(s), env.cols) for s in state.last_move])
+      [notation.square_name(int(s), env.cols) for s in state.last_move])

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, notation
 
 NUM_DIRECTIONS = 3  # forward-left, forward, forward-right
 PLANES = {"mover": 2, "thesis": 3, "attacks": 6}  # each observation encoding's planes
@@ -226,9 +226,9 @@ Breakthrough ({self.rows}x{self.cols})
   def openspiel_key(self, state: State, action: int) -> str:
     """The move with its ranks mirrored (`rank -> rows + 1 - rank`, files unchanged):
     OpenSpiel's player 0 starts at the top, so azjax's "a2a3" is OpenSpiel's "a7a6"."""
-    squares = base.parse_squares(self.action_to_move(state, action), self.rows, self.cols,
+    squares = notation.parse_squares(self.action_to_move(state, action), self.rows, self.cols,
                                  self.name)
-    return "".join(f"{base.FILES[s % self.cols]}{self.rows - s // self.cols}" for s in squares)
+    return "".join(f"{notation.FILES[s % self.cols]}{self.rows - s // self.cols}" for s in squares)
 
   def openspiel_action_key(self, text: str) -> str:
     return text.rstrip("*")  # OpenSpiel marks captures: "e4d5*".
@@ -245,8 +245,8 @@ Breakthrough ({self.rows}x{self.cols})
         raise ValueError(f"breakthrough: {label} must be an int, got {value!r}")
     if rows < 2:
       raise ValueError(f"breakthrough: rows must be >= 2, got {rows}")
-    if not 2 <= cols <= len(base.FILES):
-      raise ValueError(f"breakthrough: cols must be in 2..{len(base.FILES)}, got {cols}")
+    if not 2 <= cols <= len(notation.FILES):
+      raise ValueError(f"breakthrough: cols must be in 2..{len(notation.FILES)}, got {cols}")
     if observation not in OBSERVATIONS:
       raise ValueError(
           f"breakthrough: observation must be one of {', '.join(OBSERVATIONS)}, "
@@ -361,15 +361,15 @@ Breakthrough ({self.rows}x{self.cols})
       raise ValueError(f"breakthrough: action {action} leaves the {self.rows}x{self.cols} board")
     to = (row + 1) * self.cols + col_to
     player = int(state.current_player)
-    squares = (base.to_absolute_square(s, player, self.num_squares) for s in (frm, to))
-    return "".join(base.square_name(s, self.cols) for s in squares)
+    squares = (notation.to_absolute_square(s, player, self.num_squares) for s in (frm, to))
+    return "".join(notation.square_name(s, self.cols) for s in squares)
 
   def _parse_move(self, state: State, move: str) -> int:
-    squares = base.parse_squares(move, self.rows, self.cols, self.name)
+    squares = notation.parse_squares(move, self.rows, self.cols, self.name)
     if len(squares) != 2:
       raise ValueError(f"breakthrough: malformed move {move!r}: name two squares, like 'a2a3'")
     player = int(state.current_player)
-    frm, to = (base.to_absolute_square(s, player, self.num_squares) for s in squares)
+    frm, to = (notation.to_absolute_square(s, player, self.num_squares) for s in squares)
     (row, col), (row_to, col_to) = divmod(frm, self.cols), divmod(to, self.cols)
     if row_to != row + 1 or abs(col_to - col) > 1:
       side = "white (up)" if player == 0 else "black (down)"
@@ -400,7 +400,7 @@ Breakthrough ({self.rows}x{self.cols})
     """
     if to_move not in (0, 1):
       raise ValueError(f"breakthrough: to_move must be 0 or 1, got {to_move!r}")
-    board = base.parse_drawing(text, "breakthrough", {"w": 1, "b": -1, ".": 0}, self.rows,
+    board = notation.parse_drawing(text, "breakthrough", {"w": 1, "b": -1, ".": 0}, self.rows,
                                self.cols, symbols="'w', 'b' and '.'")
     decided = ((board[-1] == 1).any() or (board[0] == -1).any() or not (board == 1).any()
                or not (board == -1).any())

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, notation
 
 ROWS = COLS = 8
 NUM_SQUARES = ROWS * COLS
@@ -276,10 +276,10 @@ Checkers (English draughts, 8x8)
   def move_path(self, text: str) -> list[str]:
     """A multi-jump typed whole, "c3e5g7", as its hops ["c3e5", "e5g7"]; else [text]."""
     try:
-      squares = base.parse_squares(text, ROWS, COLS, self.name)
+      squares = notation.parse_squares(text, ROWS, COLS, self.name)
     except ValueError:
       return [text]  # Not squares: `move_to_action` says why.
-    names = [base.square_name(s, COLS) for s in squares]
+    names = [notation.square_name(s, COLS) for s in squares]
     if len(names) <= 2:
       return [text]
     return [a + b for a, b in zip(names, names[1:])]
@@ -421,17 +421,18 @@ Checkers (English draughts, 8x8)
   def action_to_move(self, state: State, action: int) -> str:
     """"c3d4" for a move, "c3e5" for a hop: absolute squares as seen by player 0."""
     player = int(state.current_player)
-    squares = (base.to_absolute_square(s, player, NUM_SQUARES) for s in self._target(state, action))
-    return "".join(base.square_name(s, COLS) for s in squares)
+    squares = (notation.to_absolute_square(s, player, NUM_SQUARES)
+               for s in self._target(state, action))
+    return "".join(notation.square_name(s, COLS) for s in squares)
 
   def _parse_move(self, state: State, move: str) -> int:
-    squares = base.parse_squares(move, ROWS, COLS, self.name)
+    squares = notation.parse_squares(move, ROWS, COLS, self.name)
     if len(squares) != 2:
       raise ValueError(
           f"checkers: malformed move {move!r}: name exactly two squares, like 'c3d4' or the hop "
           f"'c3e5' (play a multi-jump one hop at a time, or use path_to_actions)")
     player = int(state.current_player)
-    frm, to = (base.to_absolute_square(s, player, NUM_SQUARES) for s in squares)
+    frm, to = (notation.to_absolute_square(s, player, NUM_SQUARES) for s in squares)
     (row, col), (row_to, col_to) = divmod(frm, COLS), divmod(to, COLS)
     rows, cols = row_to - row, col_to - col
     if abs(rows) != abs(cols) or abs(rows) not in (1, 2):
@@ -451,7 +452,7 @@ Checkers (English draughts, 8x8)
     Each consecutive pair of squares is one action (a step or a hop); see `base.Game`'s
     `path_to_actions` for `complete` and the errors. A path names at least two squares.
     """
-    if len(base.parse_squares(path, ROWS, COLS, self.name)) < 2:
+    if len(notation.parse_squares(path, ROWS, COLS, self.name)) < 2:
       raise ValueError(f"checkers: path {path!r} must name at least two squares, like 'c3e5g7'")
     return super().path_to_actions(state, path, complete=complete)
 
@@ -492,11 +493,11 @@ Checkers (English draughts, 8x8)
     if int(no_capture_count) < 0:
       raise ValueError(f"checkers: no_capture_count must be >= 0, got {no_capture_count!r}")
     codes = {".": 0, "o": MAN, "O": KING, "x": -MAN, "X": -KING}
-    board = base.parse_drawing(text, "checkers", codes, ROWS, COLS, case_sensitive=True,
+    board = notation.parse_drawing(text, "checkers", codes, ROWS, COLS, case_sensitive=True,
                                symbols="'o', 'O', 'x', 'X' and '.'")
     rows, cols = np.nonzero(board)
     for row, col in zip(rows, cols):
-      name = base.square_name(row * COLS + col, COLS)
+      name = notation.square_name(row * COLS + col, COLS)
       if (row + col) % 2:
         raise ValueError(f"checkers: piece on the light square {name}")
       if (board[row, col] == MAN and row == ROWS - 1) or (board[row, col] == -MAN and row == 0):
@@ -507,13 +508,13 @@ Checkers (English draughts, 8x8)
     jump = -1
     if jump_square is not None:
       if isinstance(jump_square, str):
-        squares = base.parse_squares(jump_square, ROWS, COLS, self.name)
+        squares = notation.parse_squares(jump_square, ROWS, COLS, self.name)
         absolute = squares[0] if len(squares) == 1 else -1
       else:
         absolute = int(jump_square)
       if not 0 <= absolute < NUM_SQUARES:
         raise ValueError(f"checkers: jump_square {jump_square!r} is not one square of the board")
-      jump = base.to_absolute_square(absolute, to_move, NUM_SQUARES)
+      jump = notation.to_absolute_square(absolute, to_move, NUM_SQUARES)
       if board[jump] <= 0 or not bool(_has_capture(jnp.asarray(board), jnp.int32(jump))):
         raise ValueError(
             f"checkers: jump_square {jump_square!r} is not a piece of player {to_move} that "

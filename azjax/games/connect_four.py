@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, notation
 
 ROWS = 6
 COLS = 7
@@ -149,8 +149,8 @@ Connect Four (6 rows x 7 columns)
 
   def move_squares(self, move: str) -> tuple[None, list[str]]:
     """Every square of the column: a click anywhere in it drops the disc there."""
-    col = base.FILES.index(move)
-    return None, [base.square_name(r * COLS + col, COLS) for r in range(ROWS)]
+    col = notation.FILES.index(move)
+    return None, [notation.square_name(r * COLS + col, COLS) for r in range(ROWS)]
 
   def one_click_move(self, square: str) -> str:
     return square[0]  # The column of the square.
@@ -221,7 +221,7 @@ Connect Four (6 rows x 7 columns)
     lines = []
     for line in text.strip().splitlines():
       line = re.sub(r"[\s|\[\]()]", "", line).strip("0123456789")
-      if line and line.lower() != base.FILES[:COLS]:
+      if line and line.lower() != notation.FILES[:COLS]:
         lines.append(line)
     if len(lines) != ROWS or any(len(line) != COLS for line in lines):
       raise ValueError(f"connect_four: expected {ROWS} lines of {COLS} cells, got {lines}")
@@ -265,14 +265,14 @@ Connect Four (6 rows x 7 columns)
   def action_to_move(self, state: State, action: int) -> str:
     if not 0 <= int(action) < COLS:
       raise ValueError(f"connect_four: action {action} is out of range [0, {COLS})")
-    return base.FILES[int(action)]
+    return notation.FILES[int(action)]
 
   def _parse_move(self, state: State, move: str) -> int:
     move = move.strip().lower()
-    if len(move) != 1 or move not in base.FILES:
+    if len(move) != 1 or move not in notation.FILES:
       raise ValueError(f"connect_four: malformed move {move!r}: name a column, like 'd'")
-    column = base.FILES.index(move)
+    column = notation.FILES.index(move)
     if column >= COLS:
       raise ValueError(
-          f"connect_four: column {move} is off the board (columns a-{base.FILES[COLS - 1]})")
+          f"connect_four: column {move} is off the board (columns a-{notation.FILES[COLS - 1]})")
     return column

@@ -90,7 +90,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, notation
 
 NUM_DIRECTIONS = 3  # forward (col + 1), row + 1, row - 1, in the mover's frame
 MIN_SIZE, MAX_SIZE = 4, 12
@@ -424,7 +424,7 @@ Slider ({n}x{n})
     for name in names:
       if not isinstance(name, str):
         raise ValueError(f"slider: a block must be a square name like 'c3', got {name!r}")
-      squares = base.parse_squares(name, self.size, self.size, self.name)
+      squares = notation.parse_squares(name, self.size, self.size, self.name)
       if len(squares) != 1:
         raise ValueError(f"slider: malformed block {name!r}: name one square, like 'c3'")
       square = squares[0]
@@ -533,14 +533,14 @@ Slider ({n}x{n})
     n, player = self.size, int(state.current_player)
     frm, direction = divmod(action, NUM_DIRECTIONS)
     row, col = divmod(frm, n)
-    name = base.square_name(self._to_mover(frm, player), n)
+    name = notation.square_name(self._to_mover(frm, player), n)
     if direction == 0 and col == n - 1:
       return name + "+"
     row_to, col_to = row + (0, 1, -1)[direction], col + (direction == 0)
     if not 0 <= row_to < n:
       raise ValueError(f"slider: action {action} steps off the side of the {n}x{n} board")
     to = self._to_mover(row_to * n + col_to, player)
-    return name + base.square_name(to, n)
+    return name + notation.square_name(to, n)
 
   def _parse_move(self, state: State, move: str) -> int:
     move = move.strip().lower()
@@ -549,14 +549,14 @@ Slider ({n}x{n})
     n, player = self.size, int(state.current_player)
     side = self.side_names[player]
     leaving = move.endswith("+")
-    squares = base.parse_squares(move[:-1] if leaving else move, n, n, self.name)
+    squares = notation.parse_squares(move[:-1] if leaving else move, n, n, self.name)
     if len(squares) != (1 if leaving else 2):
       raise ValueError(f"slider: malformed move {move!r}: expected 'a2b2', 'e3+' or '-'")
     frm = self._to_mover(squares[0], player)
     row, col = divmod(frm, n)
     if leaving:
       if col != n - 1:
-        edge = f"file {base.FILES[n - 1]}" if player == 0 else f"rank {n}"
+        edge = f"file {notation.FILES[n - 1]}" if player == 0 else f"rank {n}"
         raise ValueError(f"slider: {move!r}: {side} leaves the board only from {edge}")
       return frm * NUM_DIRECTIONS
     row_to, col_to = divmod(self._to_mover(squares[1], player), n)
@@ -588,7 +588,7 @@ Slider ({n}x{n})
     if not 0 <= quiet_plies < self.quiet_limit:
       raise ValueError(f"slider: quiet_plies must be in 0..{self.quiet_limit - 1}, "
                        f"got {quiet_plies}")
-    board = base.parse_drawing(text, "slider", {"h": 1, "v": -1, "#": BLOCK, ".": 0}, n, n,
+    board = notation.parse_drawing(text, "slider", {"h": 1, "v": -1, "#": BLOCK, ".": 0}, n, n,
                                symbols="'H', 'V', '#' and '.'", ignore=r"[\s|\[\]()]")
     for code, side in ((1, "H"), (-1, "V")):
       if (board == code).sum() > n - 1:

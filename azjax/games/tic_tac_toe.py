@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, notation
 
 ROWS = COLS = 3
 NUM_SQUARES = ROWS * COLS
@@ -141,10 +141,10 @@ Tic-tac-toe (3x3)
   def action_to_move(self, state: State, action: int) -> str:
     if not 0 <= int(action) < NUM_SQUARES:
       raise ValueError(f"tic_tac_toe: action {action} is out of range [0, {NUM_SQUARES})")
-    return base.square_name(int(action), COLS)
+    return notation.square_name(int(action), COLS)
 
   def _parse_move(self, state: State, move: str) -> int:
-    squares = base.parse_squares(move, ROWS, COLS, self.name)
+    squares = notation.parse_squares(move, ROWS, COLS, self.name)
     if len(squares) != 1:
       raise ValueError(f"tic_tac_toe: malformed move {move!r}: name one square, like 'b2'")
     return squares[0]

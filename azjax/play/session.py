@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import render
-from azjax.games import base
+from azjax.games import base, notation
 from azjax.play.analysis import Analysis, State
 from azjax.play.engines import Engine, _env_key
 from azjax.play.texts import normalise_move, side_name
@@ -85,8 +85,8 @@ class Session:
     square = int(getattr(self.state, "jump_square", -1))
     if square < 0 or self.over:
       return None
-    absolute = base.to_absolute_square(square, self.to_move, self.env.rows * self.env.cols)
-    return base.square_name(absolute, self.env.cols)
+    absolute = notation.to_absolute_square(square, self.to_move, self.env.rows * self.env.cols)
+    return notation.square_name(absolute, self.env.cols)
 
   def player_label(self, player: int) -> str:
     engine = self.engines[player]
@@ -159,15 +159,15 @@ class Session:
     None for anything else."""
     env = self.env
     if re.fullmatch(r"\d+", move) and 1 <= int(move) <= env.cols:
-      file = base.FILES[int(move) - 1]
+      file = notation.FILES[int(move) - 1]
       column = {env.one_click_move(f"{file}{rank}") for rank in range(1, env.rows + 1)}
       # Only where every square of the file is the same move (a column, not a square).
       return column.pop() if len(column) == 1 and None not in column else None
     try:
-      (square,) = base.parse_squares(move, env.rows, env.cols, env.name)
+      (square,) = notation.parse_squares(move, env.rows, env.cols, env.name)
     except ValueError:
       return None
-    return env.one_click_move(base.square_name(square, env.cols))
+    return env.one_click_move(notation.square_name(square, env.cols))
 
   def play(self, text: str) -> list[str]:
     """Plays a person's move (notation, or a checkers path); returns the notation of each action.
@@ -293,7 +293,7 @@ class Session:
       options["size"] = str(env.rows)
     if "blocks" in args:
       board = np.asarray(env.board_array(self.history[0])).reshape(-1)
-      blocks = [base.square_name(i, env.cols) for i, code in enumerate(board)
+      blocks = [notation.square_name(i, env.cols) for i, code in enumerate(board)
                 if code != 0 and env.piece_owner(int(code)) is None]
       options["blocks"] = ",".join(blocks) or "none"
     return options

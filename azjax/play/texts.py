@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from azjax import games
-from azjax.games import base
+from azjax.games import base, notation
 
 # -- Sides and rules (each game says its own; see `azjax.games.base.Game`) ----------------------
 
@@ -46,7 +46,8 @@ def board_legend(env: base.Game) -> str:
   square, and the last move's brackets."""
   empty = env.piece_symbols.get(0, ".")
   parts = [env.legend() or "", f"{empty} = empty"]
-  if env.one_click_move(base.square_name(0, env.cols)) is not None:  # A drop has no from-square.
+  # A drop (Connect Four) has no from-square.
+  if env.one_click_move(notation.square_name(0, env.cols)) is not None:
     parts.append(f"[{_any_piece(env)}] = the last move")
   else:
     parts.append(f"[{_any_piece(env)}] = the square the last move went to, ({empty}) = the "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.games import base
+from azjax.games import base, notation
 
 BATCH = 32
 # (name, make kwargs): every game, plus a small Breakthrough board and its thesis encoding.
@@ -280,7 +280,7 @@ def test_every_hook_answers(env):
     frm, targets = env.move_squares(move)
     assert isinstance(targets, list)
     for square in ([frm] if frm is not None else []) + targets:
-      assert len(base.parse_squares(square, env.rows, env.cols, env.name)) == 1
+      assert len(notation.parse_squares(square, env.rows, env.cols, env.name)) == 1
     for square in targets:
       click = env.one_click_move(square)
       assert click is None or (frm is None and env.move_to_action(start, click)

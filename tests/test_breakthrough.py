@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.games import base, breakthrough, perft
+from azjax.games import base, breakthrough, notation, perft
 from azjax.games.breakthrough import Breakthrough
 
 ENV8 = Breakthrough()
@@ -308,7 +308,7 @@ def test_attacks_observation_counts_attackers(to_move):
     cells = np.argwhere(plane)
     if to_move == 1:
       cells = 5 - cells
-    return sorted(base.FILES[c] + str(r + 1) for r, c in cells)
+    return sorted(notation.FILES[c] + str(r + 1) for r, c in cells)
 
   white = ["b2", "a4", "c4", "e4", "b5", "d5"]  # from a1, b3, d3, c4
   white_twice = ["c4"]  # b3 and d3

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.games import base, perft
+from azjax.games import base, notation, perft
 from azjax.games.checkers import Checkers
 
 from positions import CHECKERS_CHOICE
@@ -495,8 +495,8 @@ def _azjax_move_names():
         row_to = row + hops * (1 if direction < 2 else -1)
         col_to = col + hops * (1 if direction % 2 else -1)
         if 0 <= row_to < 8 and 0 <= col_to < 8:
-          squares = [base.to_absolute_square(s, player, 64) for s in (frm, row_to * 8 + col_to)]
-          table[action] = "".join(base.square_name(s, 8) for s in squares)
+          squares = [notation.to_absolute_square(s, player, 64) for s in (frm, row_to * 8 + col_to)]
+          table[action] = "".join(notation.square_name(s, 8) for s in squares)
       names[player, hops] = table
   return names
 

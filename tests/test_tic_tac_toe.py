@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.games import base, perft
+from azjax.games import base, notation, perft
 from azjax.games.tic_tac_toe import LINES, NUM_SQUARES, TicTacToe
 
 ENV = TicTacToe()
@@ -95,7 +95,7 @@ def _moves_completing(line, winner):
   for i in range(3):
     order += [line[i], loser[i]] if winner == 0 else [loser[i], line[i]]
   order = order[:5] if winner == 0 else order
-  return " ".join(base.square_name(s, 3) for s in order)
+  return " ".join(notation.square_name(s, 3) for s in order)
 
 
 LINE_NAMES = ["rank 1", "rank 2", "rank 3", "file a", "file b", "file c", "diagonal a1-c3",

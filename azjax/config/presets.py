@@ -67,8 +67,9 @@ PRESETS: dict[str, Config] = {
     # (`evaluate --progress` rates the snapshots against fixed networks instead). Since session
     # 40 the search's best move after a game's 20th action (gumbel_moves, session 38) and three
     # quarters of the value target from the outcome: 339-161 against five runs without them
-    # (session 39; results/breakthrough8_cpu predates both). The outcome alone (session 40)
-    # scored 320-180 against the same five and 52-48 against it: level, so 0.25 stays.
+    # (session 39). The outcome alone (session 40) scored 320-180 against the same five and
+    # 52-48 against it: level, so 0.25 stays. results/breakthrough8_cpu is the preset's seed-1
+    # run (session 41): 0.54 and 0.53 against the H100 network.
     "breakthrough8_cpu": Config(
         game="breakthrough", rows=8, cols=8, net="mlp", hidden=256, blocks=2,
         policy_head="dense", simulations=8, selfplay_batch=512, selfplay_steps=4,

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import threading
-import time
 
 import jax
 
 from azjax import selfplay
 from azjax.config.presets import preset
 from azjax.train import Trainer, iteration_keys
+from benchmarks.timing import best_time
 
 
 def programs(config):
@@ -58,9 +58,6 @@ def timings(config, repeats: int) -> dict[str, float]:
     jax.block_until_ready(run_sp())
     jax.block_until_ready(run_sgd())
 
-  def dispatched():
-    jax.block_until_ready((run_sp(), run_sgd()))
-
   def threaded():
     threads = [threading.Thread(target=lambda f=f: jax.block_until_ready(f()))
                for f in (run_sp, run_sgd)]
@@ -69,20 +66,10 @@ def timings(config, repeats: int) -> dict[str, float]:
     for t in threads:
       t.join()
 
-  ways = {"self-play alone": lambda: jax.block_until_ready(run_sp()),
-          "SGD alone": lambda: jax.block_until_ready(run_sgd()),
-          "one after the other": sequential, "dispatched together": dispatched,
-          "two threads": threaded}
-  best = {}
-  for name, fn in ways.items():
-    fn()  # compiles and warms up
-    times = []
-    for _ in range(repeats):
-      start = time.perf_counter()
-      fn()
-      times.append(time.perf_counter() - start)
-    best[name] = min(times)
-  return best
+  # `best_time` waits for what a way returns: both programs' outputs when dispatched together.
+  ways = {"self-play alone": run_sp, "SGD alone": run_sgd, "one after the other": sequential,
+          "dispatched together": lambda: (run_sp(), run_sgd()), "two threads": threaded}
+  return {name: best_time(fn, repeats=repeats)[0] for name, fn in ways.items()}
 
 
 def main() -> None:

@@ -227,7 +227,7 @@ Breakthrough ({self.rows}x{self.cols})
     """The move with its ranks mirrored (`rank -> rows + 1 - rank`, files unchanged):
     OpenSpiel's player 0 starts at the top, so azjax's "a2a3" is OpenSpiel's "a7a6"."""
     squares = notation.parse_squares(self.action_to_move(state, action), self.rows, self.cols,
-                                 self.name)
+                                     self.name)
     return "".join(f"{notation.FILES[s % self.cols]}{self.rows - s // self.cols}" for s in squares)
 
   def openspiel_action_key(self, text: str) -> str:
@@ -401,7 +401,7 @@ Breakthrough ({self.rows}x{self.cols})
     if to_move not in (0, 1):
       raise ValueError(f"breakthrough: to_move must be 0 or 1, got {to_move!r}")
     board = notation.parse_drawing(text, "breakthrough", {"w": 1, "b": -1, ".": 0}, self.rows,
-                               self.cols, symbols="'w', 'b' and '.'")
+                                   self.cols, symbols="'w', 'b' and '.'")
     decided = ((board[-1] == 1).any() or (board[0] == -1).any() or not (board == 1).any()
                or not (board == -1).any())
     board = board.reshape(-1)

@@ -494,7 +494,7 @@ Checkers (English draughts, 8x8)
       raise ValueError(f"checkers: no_capture_count must be >= 0, got {no_capture_count!r}")
     codes = {".": 0, "o": MAN, "O": KING, "x": -MAN, "X": -KING}
     board = notation.parse_drawing(text, "checkers", codes, ROWS, COLS, case_sensitive=True,
-                               symbols="'o', 'O', 'x', 'X' and '.'")
+                                   symbols="'o', 'O', 'x', 'X' and '.'")
     rows, cols = np.nonzero(board)
     for row, col in zip(rows, cols):
       name = notation.square_name(row * COLS + col, COLS)

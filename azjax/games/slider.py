@@ -589,7 +589,7 @@ Slider ({n}x{n})
       raise ValueError(f"slider: quiet_plies must be in 0..{self.quiet_limit - 1}, "
                        f"got {quiet_plies}")
     board = notation.parse_drawing(text, "slider", {"h": 1, "v": -1, "#": BLOCK, ".": 0}, n, n,
-                               symbols="'H', 'V', '#' and '.'", ignore=r"[\s|\[\]()]")
+                                   symbols="'H', 'V', '#' and '.'", ignore=r"[\s|\[\]()]")
     for code, side in ((1, "H"), (-1, "V")):
       if (board == code).sum() > n - 1:
         raise ValueError(f"slider: {side} has more than {n - 1} pieces")

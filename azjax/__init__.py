@@ -1,6 +1,7 @@
 """azjax: AlphaZero-style self-play research in JAX.
 
-Reading order, from the bottom layer up (each imports only from the ones above it):
+Reading order, from the bottom layer up. The algorithm core is flat, as in mctx and pgx; the
+periphery is grouped into packages:
 
 1. `azjax.games`: the rules as pure array functions (`games.make(name)`), one module per game;
    `games.base` is the contract every game keeps.
@@ -8,16 +9,16 @@ Reading order, from the bottom layer up (each imports only from the ones above i
 3. `azjax.search`: mctx search (Gumbel MuZero, PUCT) with the game as its dynamics;
    `azjax.uct` (rollout MCTS) and `azjax.alphabeta` are the search-based baselines.
 4. `azjax.selfplay`, `azjax.replay`, `azjax.augment`, `azjax.train`: one fused, jitted training
-   iteration; `azjax.config` holds its settings (declared once, by section) and presets.
-5. `azjax.gating`, `azjax.loop`, `azjax.driver`, `azjax.sweep` (+ `azjax.sweep_time`),
-   `azjax.sharding`: the outer loop for one run, a vmapped sweep, and many devices;
-   `azjax.checkpoint` saves and resumes.
-6. `azjax.agents` (every player, `agents.load(run_dir)`), `azjax.arena` (matches, Elo),
-   `azjax.tournament` (opponents, round robins, Elo over training), `azjax.ladder` (the
-   rollout-MCTS ladder), `azjax.solver` and `azjax.solver_benchmark` (perfect play),
-   `azjax.evaluation`, `azjax.curves`, `azjax.openspiel_bridge`.
-7. `azjax.play`, `azjax.web` (+ `azjax.web_app`), `azjax.render`, `azjax.probe`: playing,
-   drawing and probing; `azjax.plots` draws every figure.
+   iteration; `azjax.config` holds its settings (declared once, by section) and presets;
+   `azjax.sharding` spreads it over many devices.
+5. `azjax.agents` (every player, from specs), `azjax.arena` (matches, Elo) and `azjax.solver`
+   (exact values, a perfect player, and the solver benchmark `solver.benchmark`).
+6. `azjax.runs`: a run directory (`runs.loop`, the outer loop; `runs.driver`, one AlphaZero run;
+   `runs.gating`, `runs.checkpoint`, `runs.memory`); `azjax.tdleaf`, TD-Leaf(lambda)'s learner;
+   `azjax.sweep` (+ `sweep.report`, `sweep.timing`): many runs as one vmapped program.
+7. `azjax.evaluate` (in-training evaluators, tournaments, the ladder, curves, OpenSpiel),
+   `azjax.play` (sessions, engines, the web page, rendering), `azjax.probe`: evaluating,
+   playing and probing; `azjax.plots` draws every figure; `azjax.cli` holds the commands.
 
 `azjax.files` (atomic writes, JSONL) serves every layer.
 
@@ -35,10 +36,8 @@ __version__ = "0.1.0"
 # The public modules, in reading order.
 __all__ = [
     "files", "games", "nets", "search", "uct", "alphabeta", "selfplay", "replay", "augment",
-    "train", "config", "gating", "loop", "driver", "sweep", "sweep_time", "sharding",
-    "checkpoint", "agents", "arena", "tournament", "ladder", "solver", "solver_benchmark",
-    "evaluation", "curves", "openspiel_bridge", "play", "web", "web_app", "render", "probe",
-    "plots",
+    "train", "config", "sharding", "agents", "arena", "solver", "runs", "tdleaf", "sweep",
+    "evaluate", "play", "probe", "plots", "cli",
 ]
 
 

@@ -19,7 +19,7 @@ is the same function jitted once per agent, for use from Python.
 summary, shown by --help texts, the terminal and the web page), the builder keyword a spec's
 number sets and its default (the builder's own default), whether it needs a trained network,
 and who plays it: an azjax `Agent` ("jax"), an OpenSpiel bot played through
-`azjax.openspiel_bridge` ("openspiel"), or a person at the board ("human").
+`azjax.evaluate.openspiel_bridge` ("openspiel"), or a person at the board ("human").
 
 **Specs.** `parse_spec` reads the grammar every entry point accepts (`Spec`):
 
@@ -485,7 +485,8 @@ def run_game(run_dir: str | os.PathLike) -> base.Game:
   Raises:
     FileNotFoundError: the directory is neither kind of run.
   """
-  from azjax import checkpoint, games, tdleaf
+  from azjax import games, tdleaf
+  from azjax.runs import checkpoint
 
   if tdleaf.is_run(run_dir):
     return tdleaf.Config.load(run_dir).make_env()
@@ -495,10 +496,11 @@ def run_game(run_dir: str | os.PathLike) -> base.Game:
 
 def load_network(run_dir: str, *, compute_dtype: str | None = None):
   """`(config, env, model, abstract variables)` of a run directory, without loading weights
-  (`azjax.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
+  (`azjax.runs.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
   build many players over one network shape, e.g. every snapshot of a run. The compute dtype
   defaults as in `load`."""
-  from azjax import checkpoint, games, nets
+  from azjax import games, nets
+  from azjax.runs import checkpoint
 
   config = checkpoint.read_config(run_dir)
   env = games.make(config.game, **config.game_kwargs())
@@ -517,7 +519,7 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
          compute_dtype: str | None = None, alphabeta_depth: int | None = None,
          alphabeta_width: int | None = NETWORK_ALPHABETA_WIDTH,
          game_options: dict | None = None) -> tuple[base.Game, Agent]:
-  """The game and the trained agent of a run directory (see `azjax.checkpoint`): one
+  """The game and the trained agent of a run directory (see `azjax.runs.checkpoint`): one
   interface for every trained player.
 
   A TD-Leaf run (`azjax.tdleaf`, a `tdleaf.json`) gives its alpha-beta player with the
@@ -538,7 +540,8 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
       float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
   """
-  from azjax import checkpoint, games, tdleaf
+  from azjax import games, tdleaf
+  from azjax.runs import checkpoint
 
   if tdleaf.is_run(run_dir):
     learner, params = tdleaf.load(run_dir, step=step)

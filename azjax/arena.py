@@ -191,7 +191,7 @@ def match_outcomes(env: base.Game, policy_a: Policy, policy_b: Policy, num_games
   """The whole match as one `while_loop` over plies (see the module docstring); traceable.
 
   Not jitted itself, so it can sit inside a larger jit, e.g. with a network's variables as an
-  argument of the jitted function rather than constants (`azjax.evaluation` does this).
+  argument of the jitted function rather than constants (`azjax.evaluate.evaluators` does this).
   `summarize` turns its output into a `MatchResult`; `play` does both.
 
   Args:

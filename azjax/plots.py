@@ -58,7 +58,7 @@ def _finish(fig, ax, ylabel: str, title: str, path: Path) -> Path:
 
 def plot_run(run_dir: str | Path, rows: Sequence[Mapping[str, Any]]) -> list[Path]:
   """Writes losses.png, winrate.png and mistakes.png (with `solver_every`) into `run_dir` from
-  its metrics rows (`azjax.loop.read_metrics`); returns their paths."""
+  its metrics rows (`azjax.runs.loop.read_metrics`); returns their paths."""
   plt = _pyplot()
   run_dir = Path(run_dir)
   if not rows:
@@ -145,7 +145,7 @@ def plot_sweep(sweep_dir: str | Path, metrics: Mapping[str, Sequence[Sequence[Ma
   Args:
     metrics: `{setting: [each seed's metrics rows]}`, settings in the order to show (best
       first).
-    pooled: `{opponent: {setting: SettingScore}}` (`azjax.sweep_report.pool`).
+    pooled: `{opponent: {setting: SettingScore}}` (`azjax.sweep.report.pool`).
   """
   plt = _pyplot()
   sweep_dir = Path(sweep_dir)

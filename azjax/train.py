@@ -3,8 +3,8 @@
 `Trainer` holds the static parts of a run (game, network module, optimizer, configs) and builds
 the one jitted function `iteration(state) -> (state, metrics)`. `TrainState` holds everything that
 changes, so a checkpoint of it resumes the very same run. Gating is a step of its own after the
-iteration (`azjax.gating`); the outer loop is `azjax.loop`, behind `azjax.driver` (one run) and
-`azjax.sweep` (many runs vmapped together).
+iteration (`azjax.runs.gating`); the outer loop is `azjax.runs.loop`, behind
+`azjax.runs.driver` (one run) and `azjax.sweep` (many runs vmapped together).
 
 Hyperparameters that change no shape (learning rate, weight decay, search noise, ...) can also
 come in as traced values: `iteration(state, hyper)` with a `Hyper` of scalars, which is what
@@ -25,10 +25,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import augment, checkpoint, games, nets, replay, selfplay, sharding
+from azjax import augment, games, nets, replay, selfplay, sharding
 from azjax import config as config_lib
 from azjax.config import Config
 from azjax.games.base import Game
+from azjax.runs import checkpoint
 
 
 @chex.dataclass(frozen=True)
@@ -77,7 +78,7 @@ class IterationKeys(NamedTuple):
   next: chex.Array  # the state's key for the next iteration
   selfplay: chex.Array
   sgd: chex.Array
-  gating: chex.Array  # the gating match after the iteration (`azjax.gating`)
+  gating: chex.Array  # the gating match after the iteration (`azjax.runs.gating`)
   augment: chex.Array
 
 
@@ -432,7 +433,7 @@ class Trainer:
     config = self.config
     key, selfplay_key, sgd_key, _, augment_key = iteration_keys(state.key)
 
-    # -- Self-play with the current network (with gating, `azjax.gating`: the best one so far).
+    # -- Self-play with the current network (with gating, `azjax.runs.gating`: the best one so far).
     eval_fn = loop_under_vmap(self.eval_fn) if self.loop_configs else self.eval_fn
     sp, stats = selfplay.play_chunk(self.game, eval_fn, self.search_config(hyper),
                                     self.selfplay_variables(state), state.selfplay,
@@ -469,7 +470,7 @@ class Trainer:
     return new_state, metrics
 
   def jit_iteration(self, step: Any = None):
-    """The iteration (or `step`, a function like it: `azjax.gating.gated`), jitted once; the
+    """The iteration (or `step`, a function like it: `azjax.runs.gating.gated`), jitted once; the
     state argument is donated (updated in place).
 
     With a mesh, the state keeps its shardings from one iteration to the next (the state

@@ -8,7 +8,7 @@ Each measurement is a fresh Python process running the training command a user r
 directory. The first process of a pair starts on an empty cache directory (cold: everything
 compiles and is written to the cache); the second, on the directory the first filled (warm:
 the same programs are read back). Columns: the process's own "compiled in N s" for the
-training iteration (ahead-of-time compilation, `azjax.loop.compile_step`), the time from
+training iteration (ahead-of-time compilation, `azjax.runs.loop.compile_step`), the time from
 starting the process to the first iteration's metrics row (imports, checks, compiling, the
 iteration-0 evaluation and the first iteration), and the whole process (two iterations, the
 final evaluation, checkpoints, plots). Prints a markdown table.

@@ -20,7 +20,7 @@ import time
 import jax
 
 from azjax import agents
-from azjax import openspiel_bridge as ob
+from azjax.evaluate import openspiel_bridge as ob
 
 
 def compile_sizes(env, agent: agents.Agent, largest: int) -> None:

@@ -2,12 +2,12 @@
 
     python -m experiments.play --help
 
-A thin shim over `azjax.play.main` (the same command as `azjax play`).
+A thin shim over `azjax.cli.play` (the same command as `azjax play`).
 """
 
 import sys
 
-from azjax.play.main import main
+from azjax.cli.play import main
 
 if __name__ == "__main__":
   sys.exit(main())

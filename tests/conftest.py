@@ -16,13 +16,14 @@ if TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):
 import jax  # noqa: E402  (after XLA_FLAGS)
 import pytest  # noqa: E402
 
-from azjax import loop  # noqa: E402
+from azjax.runs import loop  # noqa: E402
 
 # Training commands keep compiled programs in a persistent cache
-# (`azjax.loop.enable_compile_cache`); tests use a throwaway one, not the user's ~/.cache/azjax/jax,
-# and every test uses it: many build equal programs from separate closures (a Trainer per
-# test), which jit's in-memory cache cannot share. tests/test_train.py alone: 379 s against
-# 512 s without it (one process, 2-core Intel Xeon, session 29).
+# (`azjax.runs.loop.enable_compile_cache`); tests use a throwaway one, not the user's
+# ~/.cache/azjax/jax, and every test uses it: many build equal programs from separate
+# closures (a Trainer per test), which jit's in-memory cache cannot share.
+# tests/test_train.py alone: 379 s against 512 s without it (one process, 2-core Intel Xeon,
+# session 29).
 if "AZJAX_COMPILE_CACHE" not in os.environ:
   # Set here, in pytest's first process, so that xdist's workers inherit (and share) it.
   os.environ["AZJAX_COMPILE_CACHE"] = _OWN_CACHE = tempfile.mkdtemp(prefix="azjax-test-jax-cache-")

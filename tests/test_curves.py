@@ -6,10 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from azjax import curves, files, solver_benchmark
+from azjax import files
 from azjax.cli import efficiency
 from azjax.config import Config
-from azjax.driver import train_and_evaluate
+from azjax.evaluate import curves
+from azjax.runs.driver import train_and_evaluate
+from azjax.solver import benchmark as solver_benchmark
 
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
               simulations=4, max_num_considered_actions=4, selfplay_batch=16, selfplay_steps=4,

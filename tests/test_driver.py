@@ -6,9 +6,10 @@ import json
 import chex
 import pytest
 
-from azjax import checkpoint, train
+from azjax import train
 from azjax.config import Config
-from azjax.driver import train_and_evaluate
+from azjax.runs import checkpoint
+from azjax.runs.driver import train_and_evaluate
 
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
               simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
@@ -67,9 +68,9 @@ def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
 
 
 def test_gated_run_logs_every_gating_match(tmp_path):
-  """Gating runs as its own step after the iteration (azjax.gating): each trained iteration's
+  """Gating runs as its own step after the iteration (azjax.runs.gating): each trained iteration's
   row has the match's score and whether the trained network replaced the best one."""
-  from azjax.driver import read_metrics
+  from azjax.runs.driver import read_metrics
   config = dataclasses.replace(TINY, iterations=3, gating=True, gating_games=2)
   train_and_evaluate(config, tmp_path, progress=False)
   rows = read_metrics(tmp_path)

@@ -5,9 +5,11 @@ import shutil
 
 import pytest
 
-from azjax import driver, files, ladder, plots, tournament
+from azjax import files, plots
 from azjax.cli import evaluate
 from azjax.config import Config
+from azjax.evaluate import ladder, tournament
+from azjax.runs import driver
 
 
 @pytest.fixture(scope="module")

@@ -121,7 +121,7 @@ def test_the_algorithms_know_nothing_of_agents():
 def test_every_module_imports_alone():
   """Each module of the layers this file protects imports first in a fresh interpreter."""
   modules = ["azjax.alphabeta", "azjax.uct", "azjax.solver", "azjax.search", "azjax.agents",
-             "azjax.arena", "azjax.play", "azjax.web"]
+             "azjax.arena", "azjax.play", "azjax.play.web"]
   code = "import importlib, sys\nfor m in sys.argv[1:]:\n  importlib.import_module(m)\n"
   for module in modules:
     result = subprocess.run([sys.executable, "-c", code, module], cwd=ROOT,
@@ -146,3 +146,4 @@ def test_modules_and_scripts_stay_short():
   long += [f"{p.relative_to(ROOT)}: {n} lines" for p in sorted((ROOT / "experiments").glob("*.py"))
            if (n := len(p.read_text().splitlines())) > 200]
   assert not long, "\n".join(long)
+

@@ -9,9 +9,9 @@ import jax
 import pytest
 from jax._src import compilation_cache
 
-from azjax import loop
 from azjax.cli import train as _cli
 from azjax.config import preset
+from azjax.runs import loop
 
 
 @pytest.fixture
@@ -61,13 +61,13 @@ def test_default_compile_cache_directory(monkeypatch, tmp_path):
 def test_training_core_does_not_import_the_evaluation_layer():
   code = ("import sys, azjax.train; "
           "print(sorted(m for m in sys.modules if m in ('azjax.agents', 'azjax.arena', "
-          "'azjax.evaluation', 'azjax.gating')))")
+          "'azjax.evaluate.evaluators', 'azjax.runs.gating')))")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
   assert out.stdout.strip() == "[]"
 
 
 def test_progress_bar_shows_a_dash_before_the_first_sgd_step():
-  from azjax import loop
+  from azjax.runs import loop
   rows = [{"games": 3, "positions_per_second": 10.0, "policy_loss": float("nan"),
            "value_loss": float("nan")}]
   postfix = loop._postfix(rows, 1, None)

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("pyspiel")
 
 from azjax import agents, games  # noqa: E402
-from azjax import openspiel_bridge as ob  # noqa: E402
+from azjax.evaluate import openspiel_bridge as ob  # noqa: E402
 
 GAMES = ("tic_tac_toe", "connect_four", "breakthrough", "checkers")
 

@@ -1,6 +1,6 @@
 """Playing against agents: the session logic, the engines' explanations, and the terminal.
 
-The terminal is driven through its standard input: in-process (`azjax.play.main.run` with a
+The terminal is driven through its standard input: in-process (`azjax.cli.play.run` with a
 `StringIO`, or an input that answers each prompt from the position) and once as a real
 `python -m experiments.play` subprocess.
 """
@@ -541,7 +541,7 @@ def test_terminal_as_a_real_process(tmp_path):
 
 
 def test_the_command_lives_in_the_library():
-  """`azjax.play.main.main(argv)` is the command (for `azjax play`); experiments.play a shim."""
+  """`azjax.cli.play.main(argv)` is the command (for `azjax play`); experiments.play a shim."""
   import inspect
 
   from experiments import play as shim

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from azjax import agents, games, play, web
+from azjax import agents, games, play
+from azjax.play import web
 
 from positions import CHECKERS_CHOICE, tic_tac_toe_position
 

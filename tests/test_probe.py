@@ -10,11 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import checkpoint, games, nets
+from azjax import games, nets
 from azjax.config import Config
 from azjax.games import breakthrough
 from azjax.nets import layers
 from azjax.probe import concepts, dataset, probes, tcav
+from azjax.runs import checkpoint
 
 BT = games.make("breakthrough", rows=6, cols=6)
 

@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 import jax
 import pytest
 
-from azjax import games, render
+from azjax import games
 from azjax.games import notation
+from azjax.play import render
 
 SVG = "{http://www.w3.org/2000/svg}"
 

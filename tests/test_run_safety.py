@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from azjax import checkpoint, driver, train
 from azjax import config as config_lib
+from azjax import train
 from azjax.cli import train as _cli
 from azjax.config import Config
+from azjax.runs import checkpoint, driver
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # One config for every training below (`max_iterations` stops early), so that they share one

@@ -23,7 +23,8 @@ import os
 assert "--xla_force_host_platform_device_count=8" in os.environ["XLA_FLAGS"]
 import chex, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import PartitionSpec as P
-from azjax import loop, sharding, sweep, train
+from azjax import sharding, sweep, train
+from azjax.runs import loop
 from azjax.config import Config
 assert len(jax.devices()) == 8, jax.devices()
 # As in conftest: the suite's throwaway compile cache ($AZJAX_COMPILE_CACHE), which lets the
@@ -90,7 +91,7 @@ except ValueError as err:
 
 # The driver uses every device by default, and a sharded run checkpoints and resumes.
 import dataclasses, tempfile
-from azjax.driver import train_and_evaluate
+from azjax.runs.driver import train_and_evaluate
 run_dir = tempfile.mkdtemp()
 config = dataclasses.replace(CONFIG, iterations=3, eval_every=0, eval_games=0,
                              checkpoint_every=1)

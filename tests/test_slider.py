@@ -16,9 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import agents, games, render
+from azjax import agents, games
 from azjax.games import base, slider
 from azjax.games.slider import Slider
+from azjax.play import render
 
 FILES = "abcdefghijkl"
 

@@ -8,8 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import agents, arena, games, solver, solver_positions
-from azjax import solver_benchmark as sb
+from azjax import agents, arena, games, solver
+from azjax.solver import benchmark as sb
+from azjax.solver import positions as solver_positions
 
 BITBULLY_REASON = f'the Connect Four solver needs bitbully: {solver.INSTALL_HINT}'
 
@@ -265,7 +266,8 @@ def test_unsolved_game_and_missing_package(monkeypatch):
 
 
 def test_play_engine_and_web_list():
-  from azjax import play, web
+  from azjax import play
+  from azjax.play import web
 
   assert "solver" in web.OPPONENTS
   setup = play.resolve_setup("tic_tac_toe", opponent="solver", color="black")

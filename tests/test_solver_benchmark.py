@@ -10,8 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import agents, games, nets, solver, solver_positions, tournament
-from azjax import solver_benchmark as sb
+from azjax import agents, games, nets, solver
+from azjax.evaluate import tournament
+from azjax.solver import benchmark as sb
+from azjax.solver import positions as solver_positions
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 BITBULLY_REASON = f'the Connect Four solver needs bitbully: {solver.INSTALL_HINT}'

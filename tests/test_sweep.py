@@ -9,8 +9,10 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import checkpoint, memory, sweep, sweep_time, train
+from azjax import sweep, train
 from azjax.config import Config
+from azjax.runs import checkpoint, memory
+from azjax.sweep import timing as sweep_time
 
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
               simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,

@@ -197,7 +197,7 @@ def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
   before it writes anything."""
   config = tdleaf.Config(game="tic_tac_toe", evaluation="mlp", hidden=4, blocks=1, depth=9,
                          batch=4, max_plies=9, eval_every=0, solver_every=1, iterations=1)
-  from azjax import solver_benchmark
+  from azjax.solver import benchmark as solver_benchmark
 
   learner = tdleaf.Learner(config)
   positions = solver_benchmark.Positions.load(solver_benchmark.positions_path("tic_tac_toe"))

@@ -365,13 +365,13 @@ def test_sgd_samples_the_buffer_after_the_chunk_or_with_overlap_before_it(traine
 
 
 def test_resume_gives_the_same_parameters(tmp_path):
-  from azjax.driver import train_and_evaluate
+  from azjax.runs.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=4, eval_games=0)
   straight = train_and_evaluate(config, tmp_path / "straight", progress=False)
   train_and_evaluate(config, tmp_path / "split", progress=False, max_iterations=2)
   resumed = train_and_evaluate(config, tmp_path / "split", resume=True, progress=False)
   assert straight.iterations == resumed.iterations == 4
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
   trainer = train.Trainer.create(config)
   fresh = trainer.init()
   a, _ = checkpoint.restore(checkpoint.manager(tmp_path / "straight"), fresh)
@@ -382,7 +382,7 @@ def test_resume_gives_the_same_parameters(tmp_path):
 
 
 def test_resume_refuses_a_different_config(tmp_path):
-  from azjax.driver import train_and_evaluate
+  from azjax.runs.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=1, eval_games=0)
   train_and_evaluate(config, tmp_path, progress=False)
   with pytest.raises(ValueError, match="learning_rate"):
@@ -407,7 +407,7 @@ class StateBeforeGating:
 
 
 def test_restores_a_checkpoint_written_before_the_gating_fields(trainer, tmp_path):
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
   state = trainer.init()
   assert state.best_params == {}  # no gating in TINY
   old = StateBeforeGating(**{f.name: getattr(state, f.name)
@@ -429,7 +429,7 @@ def test_restores_a_checkpoint_with_an_older_replay_buffer(trainer, iteration, t
   """Before the `[T, B]` layout the buffer was one ring of `N` rows with a `game` column; before
   value-target mixing and playout cap randomisation it had no root values or full-search flags
   (restored as the outcome and True)."""
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
   state, _ = iteration(trainer.init())
   state, _ = iteration(state)
   buf = state.selfplay.buffer
@@ -453,7 +453,7 @@ def test_restores_a_checkpoint_with_an_older_replay_buffer(trainer, iteration, t
 def test_go_exploit_run_keeps_its_archive_through_a_checkpoint(tmp_path):
   """`archive_start`: the run's state carries the archive, self-play fills it (two of the 16
   slots a move), and a checkpoint saves and restores it."""
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
   config = dataclasses.replace(TINY, archive_start=0.5, archive_size=64)
   trainer = train.Trainer.create(config)
   state, _ = jax.jit(trainer.iteration)(trainer.init())
@@ -474,7 +474,7 @@ class StateWithGames:
 def test_checkpoint_keeps_zero_size_arrays(tmp_path):
   """Checkers with history=1 keeps an empty `[0, 64]` array of earlier positions per game,
   which orbax will not write: a checkpoint holding one saves and restores whole."""
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
   env = games.make("checkers", history=1)
   state = StateWithGames(params={"w": jnp.arange(3.0)}, batch_stats={},
                          games=jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2)))
@@ -485,8 +485,8 @@ def test_checkpoint_keeps_zero_size_arrays(tmp_path):
 
 
 def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
-  from azjax import checkpoint
-  from azjax.driver import NaNLossError, train_and_evaluate
+  from azjax.runs import checkpoint
+  from azjax.runs.driver import NaNLossError, train_and_evaluate
   config = dataclasses.replace(TINY, iterations=8, eval_games=0, checkpoint_every=1)
   train_and_evaluate(config, tmp_path, progress=False, max_iterations=3)
   original = train.Trainer.loss
@@ -508,7 +508,7 @@ def test_end_to_end_tic_tac_toe_learns(tmp_path):
   """A short run: the network's raw policy goes from random-like to clearly better than random,
   and the agent with search (the run's own evaluation) beats random."""
   from azjax import agents, arena
-  from azjax.driver import read_metrics, train_and_evaluate
+  from azjax.runs.driver import read_metrics, train_and_evaluate
   config = dataclasses.replace(
       config_lib.PRESETS["tic_tac_toe"], iterations=36, eval_every=36, eval_games=100,
       simulations=16, eval_simulations=8, eval_mcts_simulations=16, selfplay_batch=64,
@@ -574,8 +574,8 @@ def test_ctrl_c_checkpoints_and_stops(tmp_path):
   import threading
   import time
 
-  from azjax import checkpoint
-  from azjax.driver import train_and_evaluate
+  from azjax.runs import checkpoint
+  from azjax.runs.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=10_000, eval_games=0, checkpoint_every=1000)
 
   def interrupt_after_two_rows():
@@ -633,7 +633,7 @@ def test_other_optimizers_take_a_finite_step(optimizer, schedule):
 def test_gating_keeps_or_replaces_the_best_network(replaced, monkeypatch):
   """A score of 1 (no score can exceed the threshold of 1) keeps the initial network for
   self-play; a match won outright (score forced to 1 against a 0.55 threshold) replaces it."""
-  from azjax import gating
+  from azjax.runs import gating
   config = dataclasses.replace(TINY, gating=True, gating_games=4,
                                gating_threshold=0.55 if replaced else 1.0)
   trainer = train.Trainer.create(config)

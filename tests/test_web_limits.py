@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from azjax import web
+from azjax.play import web
 
 
 @pytest.fixture(scope="module")

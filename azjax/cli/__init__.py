@@ -2,7 +2,7 @@
 
     azjax train GAME [options]      azjax.cli.train      (python -m experiments.<game>)
     azjax evaluate [options]        azjax.cli.evaluate   (python -m experiments.evaluate)
-    azjax play [options]            azjax.play.main      (python -m experiments.play)
+    azjax play [options]            azjax.cli.play      (python -m experiments.play)
     azjax sweep [options]           azjax.cli.sweep      (python -m experiments.sweep)
     azjax probe [options]           azjax.cli.probe      (python -m experiments.probe)
     azjax export [options]          azjax.cli.export     (python -m experiments.export)

@@ -1,7 +1,7 @@
 """Learning curves against perfect play: `azjax efficiency NAME=RUN ... --out DIR`.
 
-Scores every network snapshot of each run on the solver benchmark (`azjax.curves`) and writes
-`DIR/<NAME>.jsonl` (one row per snapshot), `DIR/mistakes.png` (mistake rate against training
+Scores every network snapshot of each run on the solver benchmark (`azjax.evaluate.curves`) and
+writes `DIR/<NAME>.jsonl` (one row per snapshot), `DIR/mistakes.png` (mistake rate against training
 minutes), `DIR/mistakes_positions.png` (against self-play positions) and `DIR/curves.md` (the
 rows as a table). `--replot` redraws from the JSONL files already in DIR.
 
@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from azjax import curves, files, plots, solver_benchmark
+from azjax import files, plots
 from azjax.cli.common import command_line, prog
+from azjax.evaluate import curves
+from azjax.solver import benchmark as solver_benchmark
 
 
 def parse_runs(specs: list[str]) -> dict[str, Path]:

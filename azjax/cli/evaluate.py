@@ -16,7 +16,7 @@ to `DIR/eval.md`; every mode writes its tables and plots there). A run in the co
     azjax evaluate --checkpoint DIR --solver [--simulations 32,128] \
         [--positions results/solver_benchmark/connect_four.npz] [--solver-out FILE.md]
 
-strength against perfect play (`azjax.solver_benchmark`, tic-tac-toe and Connect Four): the
+strength against perfect play (`azjax.solver.benchmark`, tic-tac-toe and Connect Four): the
 mistake rate, optimal-move rate and value accuracy of the raw policy and of search with each
 `--simulations` count, by ply range, on the committed set of solver-labelled positions. The
 table goes to eval.md as in the other modes; `--solver-out FILE.md` also writes it alone with
@@ -25,9 +25,9 @@ its command, and the metrics as `FILE.json` beside it.
 result for its first two moves).
 
 Every match of every mode is also appended to `<out>/matches.jsonl`, a JSON row each
-(`azjax.tournament.match_row`): the record the tables are rendered from. The modes' logic is
-in the library (`azjax.tournament`, `azjax.ladder`, `azjax.plots`); this module is its command
-line.
+(`azjax.evaluate.tournament.match_row`): the record the tables are rendered from. The modes'
+logic is in the library (`azjax.evaluate.tournament`, `azjax.evaluate.ladder`, `azjax.plots`);
+this module is its command line.
 
 Three other modes:
 
@@ -79,8 +79,10 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import agents, arena, checkpoint, curves, files, ladder, plots, tournament
+from azjax import agents, arena, files, plots
 from azjax.cli.common import command_line, prog
+from azjax.evaluate import curves, ladder, tournament
+from azjax.runs import checkpoint
 
 
 def load_agent(args: argparse.Namespace, run_dir: str, step: int | None = None) -> tuple:
@@ -287,10 +289,11 @@ def simulation_counts(text: str) -> int | tuple[int, ...]:
 
 
 def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
-  """The network's mistakes against perfect play (`azjax.solver_benchmark`)."""
+  """The network's mistakes against perfect play (`azjax.solver.benchmark`)."""
   import json  # noqa: PLC0415
 
-  from azjax import solver_benchmark, tdleaf  # noqa: PLC0415
+  from azjax import tdleaf  # noqa: PLC0415
+  from azjax.solver import benchmark as solver_benchmark
 
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:

@@ -63,7 +63,7 @@ def mover_policy(spec: str, env, model, variables):
   if spec == "policy":
     agent = agents.make_raw_policy(env, model=model, variables=variables, sample=True)
     return agent.policy, "the checkpoint's raw policy, sampled"
-  from azjax.tournament import parse_opponent
+  from azjax.evaluate.tournament import parse_opponent
   agent = parse_opponent(env, spec)
   return agent.policy, f"games of {agent.name} against itself"
 
@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> None:
   run_dir = Path(args.checkpoint)
   out = Path(args.out) if args.out else run_dir / "export"
 
-  from azjax import checkpoint, games, nets
+  from azjax import games, nets
   from azjax.probe import dataset
+  from azjax.runs import checkpoint
 
   config = checkpoint.read_config(run_dir)
   env = games.make(config.game, **config.game_kwargs())

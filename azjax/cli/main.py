@@ -31,7 +31,7 @@ COMMANDS: dict[str, Command] = {
     "train": Command("azjax.cli.train:command", "train an agent for GAME by self-play", "GAME"),
     "evaluate": Command("azjax.cli.evaluate:main", "score a trained agent: baselines, the MCTS "
                         "ladder, perfect play, Elo"),
-    "play": Command("azjax.play.main:main", "play against an agent in the terminal or a browser, "
+    "play": Command("azjax.cli.play:main", "play against an agent in the terminal or a browser, "
                     "or watch two play"),
     "sweep": Command("azjax.cli.sweep:main", "train a grid of configurations, vmapped together "
                      "where they can be"),

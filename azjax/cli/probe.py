@@ -396,9 +396,10 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(f"error: --tcav-states must be positive, got {args.tcav_states}")
   alphas = [float(a) for a in args.alphas.split(",")]
 
-  from azjax import checkpoint, games, nets
+  from azjax import games, nets
   from azjax.probe import concepts as concepts_lib
   from azjax.probe import dataset, probes
+  from azjax.runs import checkpoint
 
   started = time.time()
   config = checkpoint.read_config(run_dir)

@@ -125,7 +125,9 @@ def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: 
   of the jitted match, so a run compiles once."""
   import jax
 
-  from azjax import agents, arena, checkpoint, curves, tdleaf
+  from azjax import agents, arena, tdleaf
+  from azjax.evaluate import curves
+  from azjax.runs import checkpoint
 
   snapshots = [i for i, _ in checkpoint.list_models(run)]
   snapshots = [s for k, s in enumerate(snapshots) if k % every == 0 or k == len(snapshots) - 1]

@@ -38,7 +38,8 @@ def parse_seeds(text: str | None) -> list[int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-  from azjax import sweep, sweep_time  # The key lists; imports JAX but compiles nothing.
+  from azjax import sweep  # The key lists; imports JAX but compiles nothing.
+  from azjax.sweep import timing as sweep_time
 
   parser = argparse.ArgumentParser(
       prog=prog("sweep"),

@@ -103,7 +103,7 @@ def use_compile_cache(args: argparse.Namespace) -> None:
   """Turns on JAX's persistent compilation cache unless `--no-compile-cache`; says where."""
   if args.no_compile_cache:
     return
-  from azjax.loop import enable_compile_cache  # noqa: PLC0415 (imports JAX)
+  from azjax.runs.loop import enable_compile_cache  # noqa: PLC0415 (imports JAX)
 
   path = enable_compile_cache(args.compile_cache)
   print(f"compilation cache: {path} (--no-compile-cache turns it off)")
@@ -194,7 +194,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
             + (f" with {args.config}" if args.config else ""))
   print(f"azjax: {game}, {source}, run directory {run_dir}")
   use_compile_cache(args)  # Before anything compiles: JAX decides once per process.
-  from azjax.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
+  from azjax.runs.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume, overwrite=args.overwrite,
                                  progress=not args.no_progress, tensorboard=args.tensorboard,

@@ -62,7 +62,7 @@ class StateLike(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class SvgStyle:
-  """How `azjax.render.to_svg` draws a game's board (the `Game.svg_style` hook)."""
+  """How `azjax.play.render.to_svg` draws a game's board (the `Game.svg_style` hook)."""
 
   kind: str  # "checkered", "frame" (a panel with holes, Connect Four) or "grid" (tic-tac-toe)
   light: str  # colours, as SVG accepts them ("#f0d9b5")
@@ -135,8 +135,8 @@ class Game:
   * `concepts() -> dict[str, Concept]`: the concepts `azjax.probe` labels positions with.
     Default {} (probing refuses the game).
   * `openspiel_game() -> (name, params) | None`: the OpenSpiel game with the same rules, for
-    `azjax.openspiel_bridge`. Default None (no counterpart). Moves are matched through a common
-    key: `openspiel_key(state, action)` of an azjax action (default: its notation) and
+    `azjax.evaluate.openspiel_bridge`. Default None (no counterpart). Moves are matched through a
+    common key: `openspiel_key(state, action)` of an azjax action (default: its notation) and
     `openspiel_action_key(text)` of OpenSpiel's action string (default: the string).
   * `move_path(text) -> list[str]`: a typed move split into one move per action (checkers'
     "c3e5g7" -> ["c3e5", "e5g7"]); `path_to_actions` plays such a path. Default [text].
@@ -155,14 +155,14 @@ class Game:
     (or ""), and `Config.validate` refuses the others when set. Default ().
   * `encoding_options`: options changing only the network's input (`agents.reading_with`).
   * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
-    whether it is a king. Default: the convention in `azjax.render`'s docstring.
+    whether it is a king. Default: the convention in `azjax.play.render`'s docstring.
   * `exact_solver() -> Callable[[], Solver] | None`, a classmethod (the registry asks the
     class, without building a game): the class of the game's exact solver
     (`azjax.solver.Solver`; `solver.for_game` builds it once), for the solver agent and the
-    labelled positions of `azjax.solver_benchmark`. `solver.SOLVED_GAMES` are the games with
+    labelled positions of `azjax.solver.benchmark`. `solver.SOLVED_GAMES` are the games with
     one. Default None (not solved).
   * `benchmark_ply_ranges: tuple[tuple[int, int], ...]`: the inclusive ply ranges (plies
-    played before the position) that `azjax.solver_benchmark` reports mistakes by, e.g.
+    played before the position) that `azjax.solver.benchmark` reports mistakes by, e.g.
     ((0, 2), (3, 5), (6, 8)). Default () (four equal ranges over the positions' plies).
 
   Dependencies point one way: a game module imports jax, numpy and this module, never
@@ -183,7 +183,7 @@ class Game:
   num_players: int = 2
   # The longest a game can last, in actions (used to size buffers and loops).
   max_game_length: int
-  # Glyphs used by `azjax.render` for the absolute board codes of `board_array`.
+  # Glyphs used by `azjax.play.render` for the absolute board codes of `board_array`.
   piece_symbols: dict[int, str]
 
   # -- Pure array functions --------------------------------------------------------------------

@@ -207,7 +207,7 @@ Connect Four (6 rows x 7 columns)
 
     Each of the 6 ranks is a line of 7 cells, "." empty, "X" player 0, "O" player 1
     (case-insensitive). Spaces, `|`, brackets, rank numbers at either end of a line and a line
-    of file letters are ignored, so `azjax.render.to_ascii`'s board reads back. Discs must rest
+    of file letters are ignored, so `azjax.play.render.to_ascii`'s board reads back. Discs must rest
     on the bottom or on other discs.
     A position with a four or a full board comes back terminated (with zero rewards: no
     transition produced it). `last_move` is (-1, -1) and `step_count` the number of discs.

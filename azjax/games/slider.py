@@ -572,7 +572,7 @@ Slider ({n}x{n})
     """Builds a position from a drawing, rank N first, for tests and examples.
 
     Each rank is a line of N cells: `H`, `V`, `#` (block) or `.`; spaces, `|`, rank numbers at
-    either end of a line and a line of file letters are ignored, so `azjax.render.to_ascii`'s
+    either end of a line and a line of file letters are ignored, so `azjax.play.render.to_ascii`'s
     board reads back. The blocks come from the drawing (the game's `blocks` option is not
     used). A side without pieces has already won, and the position comes back terminated
     (zero rewards). `quiet_plies` plies are taken to have passed since the last forward move,

@@ -1,6 +1,6 @@
 """Playing against an agent: a game session independent of any user interface.
 
-The terminal (`azjax.play.main`) and the web page (`azjax/web.py`) are thin layers over
+The terminal (`azjax.cli.play`) and the web page (`azjax/play/web.py`) are thin layers over
 three things this package defines:
 
 * **Engines**: the computer players. `Engine.analyse(state, key)` runs the agent's search on one

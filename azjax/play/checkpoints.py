@@ -80,7 +80,7 @@ def _candidates(game: str, rows: int | None, cols: int | None,
                 search: Sequence[Path] | None) -> list[tuple[Path, tuple[int, int], Any]]:
   """`(run, board, config)` of every trained `game` agent in `search`, best first (see
   `find_checkpoint`)."""
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
 
   found = []
   for root in (results_dirs() if search is None else search):

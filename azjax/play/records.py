@@ -6,8 +6,9 @@ import dataclasses
 import re
 from pathlib import Path
 
-from azjax import games, render
+from azjax import games
 from azjax.games import base
+from azjax.play import render
 from azjax.play.session import Session
 from azjax.play.texts import _takes_board_size, side_name
 

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import render
 from azjax.games import base, notation
+from azjax.play import render
 from azjax.play.analysis import Analysis, State
 from azjax.play.engines import Engine, _env_key
 from azjax.play.texts import normalise_move, side_name

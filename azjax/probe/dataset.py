@@ -374,7 +374,7 @@ def run_networks(run_dir: str | Path, abstract_variables: Any, *,
   """
   import orbax.checkpoint as ocp
 
-  from azjax import checkpoint  # Local import: checkpoint reads the training config.
+  from azjax.runs import checkpoint  # Local import: checkpoint reads the training config.
 
   final = checkpoint.load_model(run_dir, abstract_variables)
   found = []

@@ -56,7 +56,7 @@ class Config:
   eval_every, eval_games: every this many iterations, this many games against the game's
     hand-written evaluation at the same depth (half with each colour); 0 turns it off.
   solver_every: every this many iterations, the player's mistakes against perfect play on the
-    game's solver-labelled positions (`azjax.solver_benchmark`: tic-tac-toe, Connect Four),
+    game's solver-labelled positions (`azjax.solver.benchmark`: tic-tac-toe, Connect Four),
     logged as `solver/alphabeta<depth>/<metric>` like an AlphaZero run's; 0 turns it off.
   checkpoint_every: iterations between checkpoints (and snapshots in models/<iteration>).
   """

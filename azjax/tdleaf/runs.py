@@ -27,7 +27,7 @@ def solver_scorer(learner: Learner, positions: Any = None) -> Callable[[Any], di
   Raises:
     ValueError: the game has no solver benchmark; FileNotFoundError: its file is missing.
   """
-  from azjax import solver_benchmark
+  from azjax.solver import benchmark as solver_benchmark
 
   if positions is None:
     positions = solver_benchmark.Positions.load(
@@ -74,7 +74,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
   """
   import time
 
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
 
   run_dir = Path(run_dir)
   holds = (run_dir / CONFIG_FILE).exists() or (run_dir / "config.json").exists()
@@ -151,7 +151,7 @@ def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=prin
 
 def load(run_dir: str | Path, step: int | None = None) -> tuple[Learner, Any]:
   """`(learner, params)` of a TD-Leaf run (its final `model`, or the snapshot at `step`)."""
-  from azjax import checkpoint
+  from azjax.runs import checkpoint
 
   learner = Learner(Config.load(run_dir))
   abstract = learner.evaluator.init(jax.random.key(0))

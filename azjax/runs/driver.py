@@ -3,8 +3,8 @@
 
 It checks everything before writing anything (the config, the run directory, the memory
 estimate, a warm start's network), sets up or resumes the run, and hands it to the outer loop
-(`azjax.loop`, which a sweep's groups share), with gating as a step after the iteration
-(`azjax.gating`) when the config asks for it.
+(`azjax.runs.loop`, which a sweep's groups share), with gating as a step after the iteration
+(`azjax.runs.gating`) when the config asks for it.
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from azjax import checkpoint, gating, loop
 from azjax.config import Config
-from azjax.evaluation import SolverEvaluator
+from azjax.evaluate.evaluators import SolverEvaluator
+from azjax.runs import checkpoint, gating, loop
 
 # The loop's names a run's users (and older scripts) import from here.
-from azjax.loop import (  # noqa: F401
+from azjax.runs.loop import (  # noqa: F401
   METRICS_FILES,
   NaNLossError,
   prune_metrics,
   read_metrics,
   stop_on_interrupt,
 )
-from azjax.memory import check_run as check_memory
+from azjax.runs.memory import check_run as check_memory
 from azjax.train import Trainer
 
 

@@ -6,7 +6,7 @@
 >>> print(markdown_table(metrics))
 
 **Positions** are live positions, each with the solver's exact score of every move, built and
-stored by `azjax.solver_positions` (`Positions`, `build_positions`, `DEFAULT_PATHS`; the names
+stored by `azjax.solver.positions` (`Positions`, `build_positions`, `DEFAULT_PATHS`; the names
 are re-exported here): Connect Four from uniformly random games and from games of a trained
 network, tic-tac-toe every reachable live position.
 
@@ -34,7 +34,7 @@ The raw policy plays the most probable legal move; search is the network with mc
 jits one function per simulation count with the network's variables as an argument, so a
 training loop builds it once and calls it every few iterations without compiling again.
 
-    python -m azjax.solver_benchmark --game connect_four --agent results/connect_four_gpu \
+    python -m azjax.solver.benchmark --game connect_four --agent results/connect_four_gpu \
         --out results/solver_benchmark/connect_four.npz
 
 builds and labels a set (`python -m experiments.evaluate --checkpoint RUN --solver` scores a
@@ -54,7 +54,7 @@ import numpy as np
 
 from azjax import agents, arena, games, solver
 from azjax.games import base
-from azjax.solver_positions import (
+from azjax.solver.positions import (
   BENCHMARK_DIR,
   DEFAULT_PATHS,
   ILLEGAL,
@@ -345,7 +345,7 @@ def flatten(results: dict[str, dict[str, dict[str, float]]],
 
 
 def main(argv: list[str] | None = None) -> None:
-  parser = argparse.ArgumentParser(prog="python -m azjax.solver_benchmark",
+  parser = argparse.ArgumentParser(prog="python -m azjax.solver.benchmark",
                                    description="Build and label a solver benchmark set.")
   parser.add_argument("--game", required=True, choices=solver.SOLVED_GAMES)
   parser.add_argument("--agent", default=None, metavar="RUN",
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> None:
     sources = [("uniformly random play", agents.random_policy, args.random_positions,
                 args.games)]
     if args.agent:
-      from azjax import checkpoint  # noqa: PLC0415
+      from azjax.runs import checkpoint  # noqa: PLC0415
 
       _, _, model, abstract = agents.load_network(args.agent)
       variables = checkpoint.load_model(args.agent, abstract)
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 __all__ = [
-    # The position sets (`azjax.solver_positions`).
+    # The position sets (`azjax.solver.positions`).
     "BENCHMARK_DIR", "DEFAULT_PATHS", "ILLEGAL", "Positions", "all_positions", "build_positions",
     "label", "positions_path", "replay", "sample_positions",
     # Scoring players on them.

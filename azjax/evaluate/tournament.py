@@ -4,7 +4,7 @@ every network snapshot of a run over training.
 The functions that play several matches are generators: each yields a match as soon as it is
 played, so a caller prints it, records it (`match_row`, a JSONL row of `matches.jsonl`) and
 keeps what was played when it is stopped (Ctrl-C) half way. `azjax.cli.evaluate` is their
-command line; `azjax.ladder` plays the rollout-MCTS ladder with them.
+command line; `azjax.evaluate.ladder` plays the rollout-MCTS ladder with them.
 
 >>> env = games.make("tic_tac_toe")
 >>> pool = [parse_opponent(env, "random"), parse_opponent(env, "mcts:50")]
@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import jax
 
-from azjax import agents, arena, checkpoint, games
+from azjax import agents, arena, games
+from azjax.runs import checkpoint
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +78,7 @@ def play(env, player: Player, opponent: Player, games: int, key: jax.Array,
     if openings:
       raise ValueError("random openings are for azjax agents' matches; OpenSpiel's bots play "
                        "from the initial position")
-    from azjax import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
+    from azjax.evaluate import openspiel_bridge  # noqa: PLC0415  (needs the open-spiel extra)
 
     seed = int(jax.random.randint(key, (), 0, 2**30))
     if isinstance(player, OpenSpielMCTS):

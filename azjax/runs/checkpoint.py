@@ -37,7 +37,7 @@ from azjax.config.files import CONFIG_FILE, read_config, write_config  # noqa: F
 
 def committed_results_dirs() -> list[Path]:
   """The results/ directories of committed runs: the repository's, and ./results."""
-  return [Path(__file__).resolve().parent.parent / "results", Path.cwd().resolve() / "results"]
+  return [Path(__file__).resolve().parents[2] / "results", Path.cwd().resolve() / "results"]
 
 
 def in_committed_results(path: str | os.PathLike) -> bool:

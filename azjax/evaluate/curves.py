@@ -2,7 +2,7 @@
 
 A run saves a snapshot of its network with every checkpoint (`models/<iteration>`) and logs the
 training seconds of every iteration (`metrics.jsonl`). `solver_curve` scores each snapshot on
-a labelled position set (`azjax.solver_benchmark`) after the run, so the run itself spends no
+a labelled position set (`azjax.solver.benchmark`) after the run, so the run itself spends no
 time on it and runs trained side by side compare at equal wall-clock (and CPU) time:
 
 >>> positions = solver_benchmark.Positions.load("results/solver_benchmark/connect_four.npz")
@@ -18,7 +18,9 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
-from azjax import agents, checkpoint, files, solver_benchmark, tdleaf
+from azjax import agents, files, tdleaf
+from azjax.runs import checkpoint
+from azjax.solver import benchmark as solver_benchmark
 
 
 def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:

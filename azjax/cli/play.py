@@ -399,7 +399,7 @@ def run(argv: list[str] | None = None, *, stdin: TextIO | None = None,
   if args.replay:
     return replay(args.replay, stdin, stdout)
   if args.web:
-    from azjax import web
+    from azjax.play import web
 
     try:
       app = web.App.from_args(args)

@@ -23,12 +23,12 @@ with 95% intervals).
 Over several devices a group is spread with `azjax.sharding`: configurations along a "configs"
 mesh axis, each one's batches along "data".
 
-`plan` checks a sweep before anything compiles; `azjax.sweep_time.estimate_time` says how long
+`plan` checks a sweep before anything compiles; `azjax.sweep.timing.estimate_time` says how long
 each group will take, from the time per iteration recorded in earlier sweeps' sweep.json or the
 minutes budget (`--dry-run` prints both).
 
-A group trains in the outer loop a single run uses (`azjax.loop.train`, its states stacked);
-memory estimates are `azjax.memory`'s and the summary files `azjax.sweep_report`'s.
+A group trains in the outer loop a single run uses (`azjax.runs.loop.train`, its states stacked);
+memory estimates are `azjax.runs.memory`'s and the summary files `azjax.sweep.report`'s.
 """
 
 from __future__ import annotations
@@ -44,12 +44,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import checkpoint, gating, loop, sharding
+from azjax import sharding
 from azjax.config import Config, override, resolve_key
-from azjax.evaluation import SolverEvaluator
-from azjax.loop import read_metrics, stack, stop_on_interrupt
-from azjax.memory import MemoryEstimate, _gib, check_group, device_memory, estimate_memory
-from azjax.sweep_report import format_value, write_summary
+from azjax.evaluate.evaluators import SolverEvaluator
+from azjax.runs import checkpoint, gating, loop
+from azjax.runs.loop import read_metrics, stack, stop_on_interrupt
+from azjax.runs.memory import MemoryEstimate, _gib, check_group, device_memory, estimate_memory
+from azjax.sweep.report import format_value, write_summary
 from azjax.train import HYPER_KEYS, Hyper, Trainer
 
 # -- Which keys batch ------------------------------------------------------------------------------
@@ -197,7 +198,7 @@ class GroupProgram:
   trainer: Trainer
   init: Any  # seeds [K] int32 -> stacked TrainState
   iteration: Any  # (stacked TrainState, stacked Hyper) -> (TrainState, metrics of [K]); with
-  # gating, the iteration followed by each run's gating match (`azjax.gating.gated`)
+  # gating, the iteration followed by each run's gating match (`azjax.runs.gating.gated`)
 
 
 def group_program(group: Group, mesh: Any = None, *,
@@ -286,7 +287,7 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
                 loop_configs: bool = False, progress: bool = True,
                 interrupted: dict | None = None,
                 log=print) -> tuple[list[RunResult], GroupTiming]:
-  """Trains the runs of `group` together (`azjax.loop.train` over their stacked states); writes
+  """Trains the runs of `group` together (`azjax.runs.loop.train` over their stacked states); writes
   each run's directory like a single run.
 
   A run whose loss turns NaN stops being logged, checkpointed and evaluated (its last good

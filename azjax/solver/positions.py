@@ -14,7 +14,7 @@ reachable live position of a small game (`all_positions`, tic-tac-toe). A positi
 first drawing its ply uniformly over the game's length, then a game that lasted longer than
 that, so every ply range is represented; a set holds each position once.
 
-`azjax.solver_benchmark` scores players on a set; its command line builds one.
+`azjax.solver.benchmark` scores players on a set; its command line builds one.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def positions_path(game: str, path: str | None = None) -> str:
       raise ValueError(f"{game} has no solver benchmark (solved games: "
                        f"{', '.join(DEFAULT_PATHS)}); pass the positions file")
     path = DEFAULT_PATHS[game]
-    repository = Path(__file__).resolve().parents[1]
+    repository = Path(__file__).resolve().parents[2]
     if not Path(path).exists() and (repository / path).exists():
       path = str(repository / path)
   if not Path(path).exists():

@@ -16,7 +16,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from azjax import agents, arena, checkpoint
+from azjax import agents, arena
+from azjax.runs import checkpoint
 from azjax.train import Hyper, Trainer, TrainState, iteration_keys
 
 

@@ -1,4 +1,4 @@
-"""The game behind the web page (`azjax.web`): one `azjax.play.Session`, the click selection,
+"""The game behind the web page (`azjax.play.web`): one `azjax.play.Session`, the click selection,
 the settings form and the JSON state the page draws. The page only draws what this sends and
 forwards clicks, so the tests drive `App` directly (`App.handle(method, path, body)`), without
 a server.
@@ -11,7 +11,8 @@ import dataclasses
 import threading
 from typing import Any
 
-from azjax import agents, games, play, render
+from azjax import agents, games, play
+from azjax.play import render
 
 # The kinds of player the page offers: play's (`azjax.agents.KINDS`, in its order).
 OPPONENTS = play.opponents()
@@ -64,7 +65,7 @@ class App:
 
   @classmethod
   def from_args(cls, args: argparse.Namespace) -> "App":
-    """The app for the command line of `azjax.play.main`."""
+    """The app for the command line of `azjax.cli.play`."""
     color = "watch" if args.watch else args.color
     settings = Settings(game=args.game, opponent=args.opponent, color=color, sims=args.sims,
                         depth=args.depth, rows=args.rows, cols=args.cols,

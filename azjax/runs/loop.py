@@ -1,7 +1,7 @@
-"""The outer training loop, one for a single run (`azjax.driver`) and for each group of a sweep
+"""The outer training loop, one for a single run (`azjax.runs.driver`) and for each group of a sweep
 (`azjax.sweep`: `K` runs stacked on a leading axis and trained by one vmapped program).
 
-Everything heavy happens inside the jitted step (`Trainer.iteration`, or `azjax.gating.gated`);
+Everything heavy happens inside the jitted step (`Trainer.iteration`, or `azjax.runs.gating.gated`);
 between steps this loop only moves a few scalars per run to the host and decides what else to
 do: stop (iterations, minutes of training, `max_iterations`, Ctrl-C), drop a run whose loss is
 no longer finite, write each run's metrics row, evaluate (`eval_every`, `solver_every`),
@@ -32,9 +32,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import checkpoint, files, plots
+from azjax import files, plots
 from azjax.config import Config
-from azjax.evaluation import Evaluator
+from azjax.evaluate.evaluators import Evaluator
+from azjax.runs import checkpoint
 from azjax.train import Trainer
 
 

@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from azjax import checkpoint, sharding
+from azjax import sharding
 from azjax.config import Config
+from azjax.runs import checkpoint
 from azjax.sweep import Group, _structure
 
 # What sets a run's length and its evaluations, not the time of one training iteration (the

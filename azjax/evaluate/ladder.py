@@ -14,7 +14,8 @@ from typing import Any, Iterator, Mapping, Sequence
 import jax
 import numpy as np
 
-from azjax import agents, arena, tournament
+from azjax import agents, arena
+from azjax.evaluate import tournament
 
 CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
 ENGINES = ("azjax", "openspiel")

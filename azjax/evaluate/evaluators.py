@@ -11,7 +11,8 @@ from typing import Any
 
 import jax
 
-from azjax import agents, arena, solver_benchmark
+from azjax import agents, arena
+from azjax.solver import benchmark as solver_benchmark
 
 
 class Evaluator:
@@ -58,7 +59,7 @@ class Evaluator:
 
 class SolverEvaluator:
   """Mistakes against perfect play during training (`Config.solver_every`): the raw policy and
-  the evaluation search on the game's labelled positions (`azjax.solver_benchmark`), compiled
+  the evaluation search on the game's labelled positions (`azjax.solver.benchmark`), compiled
   once. The positions carry their labels, so no solver is needed while training.
 
   Raises (on construction, before a run writes anything):

@@ -1,4 +1,4 @@
-// The play page: draws what the server sends (azjax/web.py) and forwards clicks to it.
+// The play page: draws what the server sends (azjax/play/web.py) and forwards clicks to it.
 // All game logic lives on the server; this file only renders state and sequences requests.
 "use strict";
 
@@ -120,7 +120,7 @@ function render(s) {
   state = s;
   $("title").textContent = s.title;
   $("players").textContent = s.players.join("  vs  ");
-  $("board").innerHTML = s.svg; // Our own server's SVG (azjax.render.to_svg, no scripts).
+  $("board").innerHTML = s.svg; // Our own server's SVG (azjax.play.render.to_svg, no scripts).
   $("status").textContent = s.status;
   $("status").classList.remove("thinking");
   $("message").textContent = s.message;

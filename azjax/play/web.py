@@ -1,6 +1,6 @@
 """A local web page for playing against an agent: `python -m experiments.play --web`.
 
-A stdlib `ThreadingHTTPServer` bound to 127.0.0.1 serves one page (`azjax/webui/`: HTML, CSS
+A stdlib `ThreadingHTTPServer` bound to 127.0.0.1 serves one page (`azjax/play/webui/`: HTML, CSS
 and JavaScript, no external resources) and a small JSON API over one `azjax.play.Session`:
 
     GET  /                    the page
@@ -17,7 +17,7 @@ and JavaScript, no external resources) and a small JSON API over one `azjax.play
 `--checkpoint RUN` may be a TD-Leaf run (`azjax.tdleaf`): its alpha-beta player is then the
 default opponent of its game, its analysis the search's value and principal variation (`pv`).
 
-The game logic is all in Python (`App`, in `azjax.web_app`), so the page only draws what the
+The game logic is all in Python (`App`, in `azjax.play.web_app`), so the page only draws what the
 server sends and forwards clicks; the tests drive `App` directly and the page through a real
 browser.
 
@@ -43,7 +43,7 @@ import webbrowser
 from pathlib import Path
 from typing import Any, TextIO
 
-from azjax.web_app import (  # noqa: F401  (the page's API: App and its settings live there)
+from azjax.play.web_app import (  # noqa: F401  (the page's API: App and its settings live there)
   MAX_SIMULATIONS,
   OPPONENTS,
   SIMULATION_DEFAULTS,

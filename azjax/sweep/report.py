@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 
 from azjax import plots
-from azjax.loop import read_metrics
+from azjax.runs.loop import read_metrics
 
 if TYPE_CHECKING:
   from azjax.sweep import GroupTiming, RunResult

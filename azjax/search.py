@@ -32,13 +32,13 @@ from azjax.nets import mask_logits
 EvalFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
 
 
-
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
-  """Search hyperparameters (keyword-only, with defaults)."""
+  """Search hyperparameters (keyword-only, with defaults). These defaults are the only ones:
+  `azjax.config.Config`'s search section reads them."""
 
   algorithm: str = "gumbel"  # "gumbel" (Gumbel MuZero) or "puct" (AlphaZero's PUCT).
-  simulations: int = 32
+  simulations: int = 16
   # Gumbel: actions considered at the root by Sequential Halving, and the noise scale
   # (0 gives a deterministic search, as for evaluation).
   max_num_considered_actions: int = 16
@@ -68,6 +68,32 @@ class SearchConfig:
       raise ValueError(f"temperature: must be > 0, got {self.temperature}")
 
 
+# What makes a search an evaluation player rather than a self-play one: no root noise (Gumbel's
+# or Dirichlet's) and the search's recommended move from the first move on (no temperature).
+# Written here only; `for_evaluation` applies it.
+NOISELESS = {"gumbel_scale": 0.0, "dirichlet_fraction": 0.0, "temperature_moves": 0}
+
+
+def for_evaluation(config: SearchConfig, simulations: int | None = None,
+                   **explicit: Any) -> SearchConfig:
+  """The evaluation player of a network searched with `config` (a run's own search): the
+  same search without noise (`NOISELESS`). Only `simulations` (None keeps the config's) and
+  the fields a caller passes in `explicit` (e.g. `algorithm="puct"`, or a noise a stochastic
+  player keeps on purpose) change; everything else is the run's.
+
+  Raises:
+    ValueError: for an unknown field or an impossible value.
+  """
+  changes = {**NOISELESS, **({} if simulations is None else {"simulations": simulations}),
+             **explicit}
+  try:
+    config = dataclasses.replace(config, **changes)
+  except TypeError as err:
+    raise ValueError(f"search: bad option: {err}") from None
+  config.validate()
+  return config
+
+
 @chex.dataclass(frozen=True)
 class SearchOutput:
   """One search per state of a batch of `B` states with `A` actions.
@@ -80,6 +106,10 @@ class SearchOutput:
   action: chex.Array  # [B] int32: the action to play
   action_weights: chex.Array  # [B, A] float32: the policy target (improved policy / visits)
   root_value: chex.Array  # [B] float32: the search's value of the root, mover's side
+  # [B] float32: the search's Q-value of `action`, mover's side; where the search did not run
+  # (every state of the batch forced), the root value. Unlike `root_value`, it does not
+  # average in the simulations spent refuting worse moves (Sequential Halving visits many).
+  action_value: chex.Array
   network_value: chex.Array  # [B] float32: the network's raw value of the root
   visit_counts: chex.Array  # [B, A] int32: simulations through each root action
   qvalues: chex.Array  # [B, A] float32: each root action's Q-value, mover's side (0 unvisited)
@@ -340,23 +370,26 @@ def search(game: Game, eval_fn: EvalFn, config: SearchConfig, variables: Any, st
   def run_search(_):
     action, out = policy(game, eval_fn, config, variables, states, root, key)
     summary = out.search_tree.summary()
-    return (action.astype(jnp.int32), out.action_weights.astype(jnp.float32), summary.value,
-            summary.visit_counts.astype(jnp.int32), summary.qvalues.astype(jnp.float32))
+    qvalues = summary.qvalues.astype(jnp.float32)
+    # A forced state was searched too (its one valid action), so its Q-value is the tree's.
+    action = jnp.where(forced, jnp.argmax(mask, axis=-1), action).astype(jnp.int32)
+    action_value = jnp.take_along_axis(qvalues, action[:, None], axis=-1)[:, 0]
+    return (action, out.action_weights.astype(jnp.float32), summary.value, action_value,
+            summary.visit_counts.astype(jnp.int32), qvalues)
 
   def skip_search(_):
     zeros = jnp.zeros(mask.shape, jnp.float32)
-    return (jnp.argmax(mask, axis=-1).astype(jnp.int32), mask.astype(jnp.float32), value,
+    return (jnp.argmax(mask, axis=-1).astype(jnp.int32), mask.astype(jnp.float32), value, value,
             zeros.astype(jnp.int32), zeros)
 
   num_legal = jnp.sum(mask, axis=-1)
   forced = num_legal == 1
-  action, weights, root_value, visits, qvalues = jax.lax.cond(
+  action, weights, root_value, action_value, visits, qvalues = jax.lax.cond(
       jnp.all(forced | (num_legal == 0)), skip_search, run_search, None)
   one_hot = mask.astype(jnp.float32)
-  action = jnp.where(forced, jnp.argmax(mask, axis=-1).astype(jnp.int32), action)
   weights = jnp.where(forced[:, None], one_hot, weights)
   return SearchOutput(action=action, action_weights=weights, root_value=root_value,
-                      network_value=value,
+                      action_value=action_value, network_value=value,
                       visit_counts=jnp.where(forced[:, None], 0, visits),
                       qvalues=jnp.where(forced[:, None], 0.0, qvalues),
                       prior=jax.nn.softmax(logits, axis=-1))

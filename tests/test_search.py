@@ -116,6 +116,39 @@ def test_forced_move_skips_search():
   np.testing.assert_allclose(out.action_weights[:, c3], 1.0)
 
 
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+def test_action_value_is_the_q_value_of_the_move_played(algorithm):
+  """`action_value` is the tree's Q-value of the action played: 1 for an immediate win (its
+  reward; a terminal child's value is 0), forced moves included, where `qvalues` is zeroed."""
+  win = ttt_position(["a1", "a2", "b1", "b2"])  # X to move: c1 wins.
+  # X to move with one square left, a3, which completes the diagonal a3-b2-c1.
+  forced = ttt_position(["c2", "a2", "b2", "b1", "c1", "c3", "a1", "b3"])
+  config = search.SearchConfig(algorithm=algorithm, simulations=64, gumbel_scale=0.0,
+                               dirichlet_fraction=0.0)
+  out = _run_search(config, base.stack_states([win, forced]), jax.random.key(1))
+  assert [TTT.action_to_move(s, int(a)) for s, a in zip((win, forced), out.action)] == [
+      "c1", "a3"]
+  np.testing.assert_allclose(out.action_value, [1.0, 1.0])
+  np.testing.assert_allclose(out.qvalues[1], 0.0)
+  # The root's value averages in the simulations spent on the other moves: not a sure win.
+  assert float(out.root_value[0]) < 1.0
+
+
+def test_action_value_without_a_search_is_the_network_value():
+  """Where no state of the batch needs a search, `action_value` is the network's value."""
+
+  def constant_eval(variables, observation):
+    del variables
+    batch = observation.shape[0]
+    return jnp.zeros((batch, TTT.num_actions)), jnp.full(batch, 0.25)
+
+  forced = ttt_position(["c2", "a2", "b2", "b1", "c1", "c3", "a1", "b3"])
+  out = search.search(TTT, constant_eval, search.SearchConfig(simulations=8), None,
+                      base.stack_states([forced]), jax.random.key(0))
+  np.testing.assert_allclose(out.action_value, [0.25])
+  np.testing.assert_allclose(out.root_value, [0.25])
+
+
 def test_visit_temperature_action():
   probs = jnp.array([[0.0, 0.7, 0.3], [0.0, 0.7, 0.3]])
   step_count = jnp.array([0, 5])

@@ -12,7 +12,11 @@ from typing import Any, Callable, Iterable, Sequence
 from azjax import games, nets
 from azjax.games.breakthrough import OBSERVATIONS
 from azjax.nets import NetConfig
-from azjax.search import ALGORITHMS, SearchConfig
+from azjax.search import ALGORITHMS, SearchConfig, for_evaluation
+
+# The network's and the search's settings have their defaults in their own configs, once.
+_NET_DEFAULTS = NetConfig()
+_SEARCH_DEFAULTS = SearchConfig()
 
 # -- Field declarations ----------------------------------------------------------------------------
 
@@ -118,50 +122,62 @@ class Config:
       0, "checkers: positions the network sees, the current one and those before it (1..8, "
       "the source project's 5); 0 keeps the game's default (1)")
 
-  net: str = _NETWORK("resnet", "the network's kind", choices=nets.KINDS, to="kind")
-  channels: int = _NETWORK(32, "convolution channels of the trunk (resnet, se_resnet, cnn)",
-                           check=AT_LEAST_1)
+  net: str = _NETWORK(_NET_DEFAULTS.kind, "the network's kind", choices=nets.KINDS, to="kind")
+  channels: int = _NETWORK(
+      _NET_DEFAULTS.channels, "convolution channels of the trunk (resnet, se_resnet, cnn)",
+      check=AT_LEAST_1)
   blocks: int = _NETWORK(
-      2, "residual blocks (resnet), conv layers after the stem (cnn) or hidden layers after "
-      "the first (mlp)", check=AT_LEAST_1)
-  hidden: int = _NETWORK(64, "width of the MLP's layers (trunk and policy head)",
-                         check=AT_LEAST_1)
-  value_hidden: int = _NETWORK(32, "width of the value head's hidden layer", check=AT_LEAST_1)
+      _NET_DEFAULTS.blocks, "residual blocks (resnet), conv layers after the stem (cnn) or "
+      "hidden layers after the first (mlp)", check=AT_LEAST_1)
+  hidden: int = _NETWORK(
+      _NET_DEFAULTS.hidden, "width of the MLP's layers (trunk and policy head)",
+      check=AT_LEAST_1)
+  value_hidden: int = _NETWORK(
+      _NET_DEFAULTS.value_hidden, "width of the value head's hidden layer", check=AT_LEAST_1)
   policy_head: str = _NETWORK(
-      "dense", "dense (flatten, then a dense layer) or conv (fully convolutional: the same "
-      "parameters on every board size; needs a convolutional net)", choices=nets.POLICY_HEADS)
+      _NET_DEFAULTS.policy_head, "dense (flatten, then a dense layer) or conv (fully "
+      "convolutional: the same parameters on every board size; needs a convolutional net)",
+      choices=nets.POLICY_HEADS)
   compute_dtype: str = _NETWORK(
-      "float32", "the network's compute dtype (parameters stay float32)",
+      _NET_DEFAULTS.dtype, "the network's compute dtype (parameters stay float32)",
       choices=tuple(nets.DTYPES), to="dtype")
   conv_impl: str = _NETWORK(
-      "xla", "how convolutions are computed: xla, or matmul (the same network as matrix "
-      "products, which vmap better in sweeps)", choices=nets.CONV_IMPLS)
+      _NET_DEFAULTS.conv_impl, "how convolutions are computed: xla, or matmul (the same "
+      "network as matrix products, which vmap better in sweeps)", choices=nets.CONV_IMPLS)
 
-  search: str = _SEARCH("gumbel", "the search algorithm: gumbel (Gumbel MuZero) or puct "
-                        "(AlphaZero)", choices=tuple(ALGORITHMS), to="algorithm")
-  simulations: int = _SEARCH(16, "simulations of each self-play move's search",
-                             unit="simulations", check=AT_LEAST_1)
+  search: str = _SEARCH(
+      _SEARCH_DEFAULTS.algorithm, "the search algorithm: gumbel (Gumbel MuZero) or puct "
+      "(AlphaZero)", choices=tuple(ALGORITHMS), to="algorithm")
+  simulations: int = _SEARCH(
+      _SEARCH_DEFAULTS.simulations, "simulations of each self-play move's search",
+      unit="simulations", check=AT_LEAST_1)
   max_num_considered_actions: int = _SEARCH(
-      16, "gumbel: root actions that Sequential Halving considers", unit="actions",
+      _SEARCH_DEFAULTS.max_num_considered_actions,
+      "gumbel: root actions that Sequential Halving considers", unit="actions",
       check=AT_LEAST_1)
-  gumbel_scale: float = _SEARCH(1.0, "gumbel: scale of the root's Gumbel noise (0: none)",
-                                check=AT_LEAST_0, traced=True)
+  gumbel_scale: float = _SEARCH(
+      _SEARCH_DEFAULTS.gumbel_scale, "gumbel: scale of the root's Gumbel noise (0: none)",
+      check=AT_LEAST_0, traced=True)
   gumbel_moves: int = _SEARCH(
-      0, "gumbel: moves of each game played as Sequential Halving's noisy pick; later ones are "
-      "the search's best (the most visited, ties by the improved policy); 0 = noisy throughout",
-      unit="moves", check=AT_LEAST_0, traced=True)
-  dirichlet_alpha: float = _SEARCH(0.3, "puct: concentration of the root's Dirichlet noise",
-                                   check=ABOVE_0, traced=True)
+      _SEARCH_DEFAULTS.gumbel_moves, "gumbel: moves of each game played as Sequential "
+      "Halving's noisy pick; later ones are the search's best (the most visited, ties by the "
+      "improved policy); 0 = noisy throughout", unit="moves", check=AT_LEAST_0, traced=True)
+  dirichlet_alpha: float = _SEARCH(
+      _SEARCH_DEFAULTS.dirichlet_alpha, "puct: concentration of the root's Dirichlet noise",
+      check=ABOVE_0, traced=True)
   dirichlet_fraction: float = _SEARCH(
-      0.25, "puct: weight of the Dirichlet noise in the root's prior", check=FRACTION,
-      traced=True)
-  pb_c_init: float = _SEARCH(1.25, "puct: the exploration constant of the PUCT formula",
-                             check=AT_LEAST_0, traced=True)
+      _SEARCH_DEFAULTS.dirichlet_fraction,
+      "puct: weight of the Dirichlet noise in the root's prior", check=FRACTION, traced=True)
+  pb_c_init: float = _SEARCH(
+      _SEARCH_DEFAULTS.pb_c_init, "puct: the exploration constant of the PUCT formula",
+      check=AT_LEAST_0, traced=True)
   temperature: float = _SEARCH(
-      1.0, "puct: early moves are drawn with probabilities visits ** (1 / temperature)",
+      _SEARCH_DEFAULTS.temperature,
+      "puct: early moves are drawn with probabilities visits ** (1 / temperature)",
       check=ABOVE_0, traced=True)
   temperature_moves: int = _SEARCH(
-      0, "puct: moves of each game drawn with the temperature; then the most visited move",
+      _SEARCH_DEFAULTS.temperature_moves,
+      "puct: moves of each game drawn with the temperature; then the most visited move",
       unit="moves", check=AT_LEAST_0, traced=True)
 
   selfplay_batch: int = _SELFPLAY(64, "games played side by side", unit="games",
@@ -289,20 +305,37 @@ class Config:
   def component_values(self, section: Section) -> dict[str, Any]:
     """The fields of `section` under their names in its component config (`NetConfig`,
     `SearchConfig`; a field's `to`), so each setting is declared once, here."""
-    return {f.metadata["to"] or f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self) if f.metadata["section"] is section}
+    return {to: getattr(self, key) for key, to in self.component_keys(section.name).items()}
 
   def net_config(self) -> NetConfig:
     return NetConfig(**self.component_values(_NETWORK), reply_head=self.reply_weight > 0)
 
-  def search_config(self, *, evaluation: bool = False) -> SearchConfig:
-    """The self-play search, or (`evaluation=True`) a noiseless one with `eval_simulations`
-    (no root noise, the most visited move from the first)."""
+  def search_config(self, *, evaluation: bool = False, simulations: int | None = None,
+                    **explicit: Any) -> SearchConfig:
+    """The run's search: self-play's, or (`evaluation=True`) its evaluation player
+    (`azjax.search.for_evaluation`: no noise, `eval_simulations` unless `simulations` says
+    otherwise). `simulations` and `explicit` (SearchConfig fields) are the only changes.
+
+    Raises:
+      ValueError: for an unknown field or an impossible value in `explicit`.
+    """
     search = SearchConfig(**self.component_values(_SEARCH))
     if evaluation:
-      return dataclasses.replace(search, simulations=self.eval_simulations, gumbel_scale=0.0,
-                                 dirichlet_fraction=0.0, temperature_moves=0)
-    return search
+      return for_evaluation(search, self.eval_simulations if simulations is None else simulations,
+                            **explicit)
+    if simulations is not None:
+      explicit["simulations"] = simulations
+    try:
+      return dataclasses.replace(search, **explicit)
+    except TypeError as err:
+      raise ValueError(f"search: bad option: {err}") from None
+
+  def component_keys(self, section: str, *, traced: bool | None = None) -> dict[str, str]:
+    """`{config key: field of the component config}` for the section `section` ("network",
+    "search"); with `traced`, only its fields declared traced (or not)."""
+    return {f.name: f.metadata["to"] or f.name for f in dataclasses.fields(self)
+            if f.metadata["section"].name == section
+            and (traced is None or f.metadata["traced"] == traced)}
 
   def cheap_search_config(self) -> SearchConfig | None:
     """Playout cap randomisation's cheap self-play search (None when it is off)."""

@@ -63,6 +63,7 @@ MASKED_LOGIT = -1e9
 @dataclasses.dataclass(frozen=True)
 class NetConfig:
   """Network hyperparameters. Frozen and hashable, so it can be a static argument of `jit`.
+  These defaults are the only ones: `azjax.config.Config`'s network section reads them.
 
   Attributes:
     kind: "resnet", "se_resnet" (squeeze-and-excitation in every block), "mlp" or "cnn".
@@ -89,11 +90,11 @@ class NetConfig:
   """
 
   kind: str = "resnet"
-  channels: int = 64
-  blocks: int = 5
-  hidden: int = 256
+  channels: int = 32
+  blocks: int = 2
+  hidden: int = 64
   se_ratio: int = 4
-  value_hidden: int = 64
+  value_hidden: int = 32
   dtype: str = "float32"
   policy_head: str = "dense"
   conv_impl: str = "xla"

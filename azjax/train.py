@@ -246,9 +246,10 @@ class Trainer:
     return cls(config=config, game=game, model=model, optimizer=make_optimizer(config),
                mesh=mesh)
 
-  def hyper(self) -> Hyper:
-    """This run's `Hyper` (Python numbers from the config)."""
-    return Hyper.from_config(self.config)
+  def hyper(self, hyper: Hyper | None = None) -> Hyper:
+    """`hyper`, or for None this run's `Hyper` (Python numbers from the config, folded into
+    the compiled program): the one place a method's optional `hyper` is resolved."""
+    return Hyper.from_config(self.config) if hyper is None else hyper
 
   # -- Network ------------------------------------------------------------------------------------
   def eval_fn(self, variables: Any, observation: chex.Array):
@@ -312,7 +313,7 @@ class Trainer:
   def loss(self, params, batch_stats, batch: replay.Batch, hyper: Hyper | None = None):
     """The mean losses of a `replay.Batch`; the policy term averages over its full searches,
     the opponent's reply term (with `reply_weight`) over the rows that have a reply."""
-    hyper = self.hyper() if hyper is None else hyper
+    hyper = self.hyper(hyper)
     observation, target_policy, legal_mask = batch.observation, batch.policy, batch.legal_mask
     target_value = value_target(batch.value, batch.root_value, hyper.value_target_mix)
     variables = {"params": params}
@@ -340,11 +341,10 @@ class Trainer:
 
   def sgd_step(self, params, batch_stats, opt_state, batch, hyper: Hyper | None = None):
     """One optimizer update; `hyper` (maybe traced) replaces the config's numbers."""
-    if hyper is None:
-      loss, optimizer = self.loss, self.optimizer
-    else:
-      loss = functools.partial(self.loss, hyper=hyper)
-      optimizer = make_optimizer(self.config, hyper)
+    hyper = self.hyper(hyper)
+    loss = functools.partial(self.loss, hyper=hyper)
+    # Equal to `self.optimizer` for the config's own numbers; the state's structure is the same.
+    optimizer = make_optimizer(self.config, hyper)
     grads, (batch_stats, metrics) = jax.grad(loss, has_aux=True)(params, batch_stats, batch)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
@@ -353,15 +353,11 @@ class Trainer:
 
   # -- The fused iteration -------------------------------------------------------------------------
   def search_config(self, hyper: Hyper | None = None):
-    """The self-play search; with `hyper`, its noise and exploration numbers come from it."""
-    search_config = self.config.search_config()
-    if hyper is None:
-      return search_config
-    return dataclasses.replace(
-        search_config, gumbel_scale=hyper.gumbel_scale, gumbel_moves=hyper.gumbel_moves,
-        dirichlet_alpha=hyper.dirichlet_alpha,
-        dirichlet_fraction=hyper.dirichlet_fraction, pb_c_init=hyper.pb_c_init,
-        temperature=hyper.temperature, temperature_moves=hyper.temperature_moves)
+    """The self-play search, its traced settings (those of the search section declared
+    `traced`: noise and exploration) read from `hyper`."""
+    hyper = self.hyper(hyper)
+    traced = self.config.component_keys("search", traced=True)
+    return self.config.search_config(**{to: getattr(hyper, key) for key, to in traced.items()})
 
   def cheap_search_config(self, hyper: Hyper | None = None):
     """Playout cap randomisation's cheap search (None when off), noise from `hyper` too."""
@@ -414,7 +410,7 @@ class Trainer:
     # SGD runs unconditionally and its result is discarded until the buffer is ready: a
     # `lax.cond` would put it in a nested computation, where XLA:CPU's convolution gradients
     # are an order of magnitude slower; the waste is a few iterations at the start of a run.
-    min_buffer = config.min_buffer if hyper is None else hyper.min_buffer
+    min_buffer = self.hyper(hyper).min_buffer
     ready = (buffer.num_targets >= jnp.maximum(min_buffer, 1)) & (config.sgd_steps > 0)
     old = (state.params, state.batch_stats, state.opt_state)
     new, metrics = train(old)

@@ -25,9 +25,11 @@ def _player(trainer: Trainer, variables: dict):
   """The gating match's player for `variables`: the raw policy, sampled, or the search."""
   config = trainer.config
   if config.gating_player == "search":
+    # The run's evaluation player with Gumbel noise at the root kept on purpose: two
+    # deterministic players would replay the same two games.
     return agents.make_alphazero(trainer.game, model=trainer.model, variables=variables,
-                                 simulations=config.eval_simulations, algorithm=config.search,
-                                 gumbel_scale=1.0).policy
+                                 simulations=config.eval_simulations,
+                                 search_config=config.search_config(), gumbel_scale=1.0).policy
   # Sampled, not argmax: two deterministic players would replay the same two games.
   return agents.make_raw_policy(trainer.game, model=trainer.model, variables=variables,
                                 sample=True).policy
@@ -61,7 +63,7 @@ def gate(trainer: Trainer, state: TrainState, metrics: dict, key: chex.Array,
   best = checkpoint.model_variables(
       state.replace(params=state.best_params, batch_stats=state.best_batch_stats))
   match_score = score(trainer, Trainer.variables(state), best, key)
-  threshold = trainer.config.gating_threshold if hyper is None else hyper.gating_threshold
+  threshold = trainer.hyper(hyper).gating_threshold
   accept = trained & (match_score > threshold)
   best_params, best_batch_stats = jax.tree.map(
       lambda new, old: jnp.where(accept, new, old), (state.params, state.batch_stats),

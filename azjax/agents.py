@@ -415,40 +415,29 @@ def make_raw_policy(env: base.Game, *, model: Any, variables: Any, name: str = "
   return Agent(name=name, policy=policy)
 
 
-def evaluation_search_config(simulations: int, algorithm: str = "gumbel",
-                             **search_kwargs) -> search.SearchConfig:
-  """A noiseless `SearchConfig` for playing, not training: no Gumbel or Dirichlet noise, the
-  most visited move from the first move on; `search_kwargs` override any field.
-
-  Raises:
-    ValueError: for an unknown algorithm, option or impossible value.
-  """
-  defaults = dict(gumbel_scale=0.0, dirichlet_fraction=0.0, temperature_moves=0)
-  defaults.update(search_kwargs)
-  try:
-    config = search.SearchConfig(algorithm=algorithm, simulations=simulations, **defaults)
-  except TypeError as err:
-    raise ValueError(f"az: bad search option: {err}") from None
-  config.validate()
-  return config
-
-
 @register("az", "the trained network with search (Gumbel; az:N:algorithm=puct: PUCT)",
           number="simulations", network=True)
 def make_alphazero(env: base.Game, *, model: Any, variables: Any, simulations: int = 64,
-                   algorithm: str = "gumbel", name: str | None = None, **search_kwargs) -> Agent:
+                   search_config: search.SearchConfig | None = None, name: str | None = None,
+                   **search_kwargs) -> Agent:
   """The network with search (`azjax.search.search`), noiseless: an evaluation player.
 
-  Extra keyword arguments go to `azjax.search.SearchConfig` (e.g. `pb_c_init`); see
-  `evaluation_search_config`.
+  The search is `search_config` (the run's own, `Config.search_config()`; default
+  `SearchConfig()`) made an evaluation player by `azjax.search.for_evaluation`, with
+  `simulations`; extra keyword arguments are `SearchConfig` fields the caller sets explicitly
+  (e.g. `algorithm="puct"`, `pb_c_init`).
+
+  Raises:
+    ValueError: for an unknown search option or an impossible value.
   """
-  config = evaluation_search_config(simulations, algorithm, **search_kwargs)
+  config = search.for_evaluation(search_config or search.SearchConfig(), simulations,
+                                 **search_kwargs)
   eval_fn = network_eval_fn(model)
 
   def policy(states: State, key: PRNGKey) -> Array:
     return search.search(env, eval_fn, config, variables, states, key).action
 
-  return Agent(name=name or f"az-{algorithm}{simulations}", policy=policy)
+  return Agent(name=name or f"az-{config.algorithm}{config.simulations}", policy=policy)
 
 
 @register("azab", "alpha-beta over the trained network's best moves and values",
@@ -531,7 +520,9 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
     run_dir: a directory written by training (config.json plus model/ or checkpoints/, or
       tdleaf.json plus model/).
     simulations: search simulations per move.
-    algorithm: "gumbel" or "puct"; default: the run's own search.
+    algorithm: "gumbel" or "puct"; default: the run's own search. The search is the run's
+      own settings without noise (`Config.search_config(evaluation=True)`), with these
+      `simulations` and this `algorithm`.
     raw_policy: play the network's raw policy instead (no search).
     alphabeta_depth, alphabeta_width: play alpha-beta with the network as its evaluation
       instead (`make_network_alphabeta`): this depth, the policy's `alphabeta_width` best
@@ -565,9 +556,13 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
         env, model=model, variables=variables, depth=alphabeta_depth, width=alphabeta_width,
         name=f"ab-d{alphabeta_depth}{width}({label})")
   else:
-    algorithm = algorithm or config.search
-    agent = make_alphazero(env, model=model, variables=variables, simulations=simulations,
-                           algorithm=algorithm, name=f"az-{algorithm}{simulations}({label})")
+    # The run's own search as its evaluation player; only what the caller passes changes.
+    explicit = {} if algorithm is None else {"algorithm": algorithm}
+    search_config = config.search_config(evaluation=True, simulations=simulations, **explicit)
+    agent = make_alphazero(
+        env, model=model, variables=variables, simulations=simulations,
+        search_config=search_config,
+        name=f"az-{search_config.algorithm}{simulations}({label})")
   return env, reading_with(env, agent)
 
 
@@ -587,7 +582,7 @@ def reading_with(env: base.Game, agent: Agent) -> Agent:
 
 __all__ = [
     "Agent", "KINDS", "Kind", "NETWORK_ALPHABETA_WIDTH", "PLAYS", "Policy", "Spec", "build",
-    "describe_kinds", "evaluation_search_config", "kinds", "load", "load_network", "make",
+    "describe_kinds", "kinds", "load", "load_network", "make",
     "make_alphabeta",
     "make_alphazero", "make_mcts", "make_network_alphabeta", "make_random", "make_raw_policy",
     "make_solver", "network_eval_fn", "parse_spec", "random_policy", "reading_with",

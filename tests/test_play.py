@@ -230,9 +230,8 @@ def test_analysis_numbers_come_from_the_search(factory):
   state, key = session.state, jax.random.key(11)
   analysis = engine.analyse(state, key)
   network = play._load_network(run_dir)
-  search_config = agents.evaluation_search_config(
-      32, "puct", max_num_considered_actions=network.config.max_num_considered_actions,
-      pb_c_init=network.config.pb_c_init)
+  search_config = network.config.search_config(evaluation=True, simulations=32,
+                                                algorithm="puct")
   out = search.search(env, agents.network_eval_fn(network.model), search_config,
                       network.variables,
                       jax.tree.map(lambda x: x[None], state), key)

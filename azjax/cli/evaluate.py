@@ -312,8 +312,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     else:
       variables = checkpoint.load_model(args.checkpoint, abstract, step=args.snapshot)
       results = solver_benchmark.evaluate_agent(
-          env, model, variables, positions, simulations=(0, *counts), algorithm=config.search,
-          key=jax.random.key(args.seed))
+          env, model, variables, positions, simulations=(0, *counts),
+          search_config=config.search_config(), key=jax.random.key(args.seed))
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   seconds = time.time() - t0
@@ -512,13 +512,14 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
     parser.exit(2, f"error: {err}\n")
 
   # Stochastic players: two deterministic snapshots would replay the same two games over and
-  # over. The raw policy samples from its softmax; search adds Gumbel noise at the root.
+  # over. The raw policy samples from its softmax; search is the run's evaluation player with
+  # Gumbel noise at the root kept on purpose (the one deliberate difference from it).
   def player(variables):
     if args.raw_policy:
       return agents.make_raw_policy(env, model=model, variables=variables, sample=True).policy
     return agents.make_alphazero(env, model=model, variables=variables,
-                                 simulations=args.simulations, algorithm=config.search,
-                                 gumbel_scale=1.0).policy
+                                 simulations=args.simulations,
+                                 search_config=config.search_config(), gumbel_scale=1.0).policy
 
   lines, rows, results = [table_header()], [], []
   print(lines[0], flush=True)

@@ -95,11 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     policy, source = mover_policy(args.agent, env, model, variables)
   except ValueError as err:
     sys.exit(f"error: {err}")
-  # Self-play keeps the run's search noise (the games differ); another agent's positions are
-  # labelled by the noiseless evaluation search.
-  search_config = config.search_config(evaluation=policy is not None)
-  if args.simulations:
-    search_config = dataclasses.replace(search_config, simulations=args.simulations)
+  # Self-play keeps the run's search noise on purpose (the games differ); another agent's
+  # positions are labelled by the run's evaluation player.
+  search_config = config.search_config(evaluation=policy is not None,
+                                       simulations=args.simulations or None)
 
   states, table = dataset.collect(
       env, model, variables, search_config, num_states=args.states,

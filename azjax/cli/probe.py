@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import json
 import sys
 import time
@@ -363,9 +362,8 @@ def positions(args, config, env, model, variables) -> tuple[Any, np.ndarray, str
     obs = ds.activations["input"]
     ds.activations = {}  # each network's activations are recomputed from the inputs
     return ds, obs, f"export {args.dataset}"
-  search_config = config.search_config()
-  if args.simulations:
-    search_config = dataclasses.replace(search_config, simulations=args.simulations)
+  # Self-play with the run's own search, noise kept on purpose: the games differ.
+  search_config = config.search_config(simulations=args.simulations or None)
   states, table = dataset.collect(
       env, model, variables, search_config, num_states=args.states,
       key=jax.random.key(args.seed), batch=args.batch, opening_moves=args.opening_moves)

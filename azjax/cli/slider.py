@@ -136,13 +136,14 @@ def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: 
     env, abstract = learner.env, learner.evaluator.init(jax.random.key(0))
     match = functools.partial(learner.match, env=learner.env, games_=games, depth=depth)
   else:
-    _, env, model, abstract = agents.load_network(run)
+    config, env, model, abstract = agents.load_network(run)
     hand = agents.make_alphabeta(env, depth=depth)
 
     @jax.jit
     def match(variables, key):
       player = agents.make_alphazero(env, model=model, variables=variables,
-                                     simulations=simulations)
+                                     simulations=simulations,
+                                     search_config=config.search_config())
       return arena.match_outcomes(env, player.policy, hand.policy, games,
                                   env.max_game_length, key)  # every game to its end
   seconds = curves.training_seconds(run)

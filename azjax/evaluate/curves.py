@@ -59,8 +59,9 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
   snapshots = [s for i, s in enumerate(snapshots) if i % every == 0 or i == len(snapshots) - 1]
   if tdleaf.is_run(run_dir):
     return _tdleaf_curve(run_dir, [i for i, _ in snapshots], positions, key)
-  _, env, model, abstract = agents.load_network(str(run_dir))
-  bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations)
+  config, env, model, abstract = agents.load_network(str(run_dir))
+  bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations,
+                                           search_config=config.search_config())
   seconds = training_seconds(run_dir)
   key = jax.random.key(0) if key is None else key
   rows = []

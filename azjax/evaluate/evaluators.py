@@ -32,11 +32,9 @@ class Evaluator:
 
     def match(variables, key, opponent_policy):
       # Built at trace time from the traced variables, so nothing is baked into the compile.
-      az = agents.make_alphazero(
-          game, model=trainer.model, variables=variables,
-          simulations=search_config.simulations, algorithm=search_config.algorithm,
-          max_num_considered_actions=search_config.max_num_considered_actions,
-          pb_c_init=search_config.pb_c_init)
+      az = agents.make_alphazero(game, model=trainer.model, variables=variables,
+                                 simulations=search_config.simulations,
+                                 search_config=search_config)
       return arena.match_outcomes(game, az.policy, opponent_policy, self.num_games,
                                   game.max_game_length, key)
 
@@ -79,8 +77,7 @@ class SolverEvaluator:
     search = config.search_config(evaluation=True)
     self.bench = solver_benchmark.SolverBenchmark(
         game, trainer.model, solver_benchmark.Positions.load(path),
-        simulations=(0, search.simulations), algorithm=search.algorithm,
-        max_num_considered_actions=search.max_num_considered_actions)
+        simulations=(0, search.simulations), search_config=search)
 
   def __call__(self, variables: Any, key: jax.Array) -> dict[str, float]:
     """`{"solver/<player>/<metric>": value}` over all positions; players "policy" and

@@ -188,13 +188,13 @@ def _az_engine(env: base.Game, *, network: _Network, simulations: int,
                algorithm: str | None = None, **search_kwargs) -> Engine:
   """The trained network with its search, noiseless, as the "az" agent plays it: one
   `azjax.search.search` of a batch of one, read at the root (visit counts and Q-values). The
-  search options default to the run's own."""
+  search is the run's own evaluation player (`Config.search_config(evaluation=True)`); only
+  `simulations`, `algorithm` and `search_kwargs` (a spec's options) change it."""
   from azjax import search
 
-  algorithm = algorithm or network.config.search
-  options = dict(max_num_considered_actions=network.config.max_num_considered_actions,
-                 pb_c_init=network.config.pb_c_init)
-  config = agents.evaluation_search_config(simulations, algorithm, **{**options, **search_kwargs})
+  explicit = {**search_kwargs, **({} if algorithm is None else {"algorithm": algorithm})}
+  config = network.config.search_config(evaluation=True, simulations=simulations, **explicit)
+  algorithm = config.algorithm
   eval_fn = agents.network_eval_fn(network.model)
 
   @jax.jit

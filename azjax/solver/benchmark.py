@@ -29,8 +29,9 @@ move's value `q`:
 Each table also splits the positions by source ("src0", "src1": random play, a network's
 games), since the two differ in difficulty.
 
-The raw policy plays the most probable legal move; search is the network with mctx
-(`azjax.agents.make_alphazero`, noiseless) with the given simulations. A `SolverBenchmark`
+The raw policy plays the most probable legal move; search is the network's evaluation player
+(`azjax.search.for_evaluation` of the run's search, as `azjax.agents.make_alphazero`) with the
+given simulations. A `SolverBenchmark`
 jits one function per simulation count with the network's variables as an argument, so a
 training loop builds it once and calls it every few iterations without compiling again.
 
@@ -52,8 +53,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import agents, arena, games, solver
+from azjax import agents, arena, games, search, solver
 from azjax.games import base
+from azjax.nets import mask_logits
 from azjax.solver.positions import (
   BENCHMARK_DIR,
   DEFAULT_PATHS,
@@ -154,21 +156,18 @@ class SolverBenchmark:
     simulations: 0 for the raw policy (argmax of the masked logits, the network's value as the
       estimate), `s > 0` for search with `s` simulations (the Q-value of its move as the
       estimate).
-    algorithm: "gumbel" or "puct"; extra keyword arguments go to `azjax.search.SearchConfig`
-      (noiseless by default, as `agents.make_alphazero`).
+    search_config: the search, made an evaluation player with `azjax.search.for_evaluation`
+      for each count (a run's own: `Config.search_config()`; default `SearchConfig()`);
+      extra keyword arguments are `SearchConfig` fields set explicitly (`algorithm="puct"`).
     batch_size: positions evaluated at once (the last batch is padded, so every call has one
       shape).
   """
 
   def __init__(self, env: base.Game, model: Any, positions: Positions, *,
-               simulations: Sequence[int] = (0, 32), algorithm: str = "gumbel",
+               simulations: Sequence[int] = (0, 32),
+               search_config: search.SearchConfig | None = None,
                batch_size: int = 1024, ply_ranges: Sequence[tuple[int, int]] | None = None,
                **search_kwargs):
-    import mctx  # noqa: PLC0415
-
-    from azjax.nets import mask_logits  # noqa: PLC0415
-    from azjax.search import SearchConfig, make_recurrent_fn  # noqa: PLC0415
-
     if positions.game != env.name:
       raise ValueError(f"positions of {positions.game!r} for a {env.name!r} network")
     if any(s < 0 for s in simulations) or not simulations:
@@ -183,56 +182,28 @@ class SolverBenchmark:
     states = positions.states(env)
     self._batches = [jax.tree.map(lambda x, i=index[k:k + self.batch_size]: x[i], states)
                      for k in range(0, padded, self.batch_size)]
-
-    def eval_fn(variables, observation):
-      return model.apply(variables, observation, train=False)
-
-    def root(variables, states):
-      logits, value = eval_fn(variables, states.observation)
-      logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
-      return logits, value.astype(jnp.float32)
+    eval_fn = agents.network_eval_fn(model)
 
     def raw(variables, states, key):
       del key
-      logits, value = root(variables, states)
-      return jnp.argmax(logits, axis=-1).astype(jnp.int32), value
+      logits, value = eval_fn(variables, states.observation)
+      logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
+      return jnp.argmax(logits, axis=-1).astype(jnp.int32), value.astype(jnp.float32)
 
-    recurrent_fn = make_recurrent_fn(env, eval_fn)
-
-    # mctx directly rather than `azjax.search.search`, for the Q-value of the move played: the
-    # root's mean value also averages the simulations spent refuting worse moves (Gumbel's
-    # sequential halving visits many), which reads a won position as less won. The moves are
-    # the same as the agent's (its forced-move shortcut changes no decision).
+    # The estimate is the Q-value of the move played (`action_value`), not the root's mean
+    # value, which also averages the simulations spent refuting worse moves (Gumbel's
+    # sequential halving visits many) and so reads a won position as less won.
     def searched(variables, states, key, config):
-      logits, value = root(variables, states)
-      first = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
-      invalid = ~states.legal_action_mask  # Every benchmark position is live.
-      if config.algorithm == "gumbel":
-        out = mctx.gumbel_muzero_policy(
-            variables, key, first, recurrent_fn, num_simulations=config.simulations,
-            invalid_actions=invalid, max_num_considered_actions=config.max_num_considered_actions,
-            gumbel_scale=config.gumbel_scale)
-        action = out.action
-      else:
-        out = mctx.muzero_policy(
-            variables, key, first, recurrent_fn, num_simulations=config.simulations,
-            invalid_actions=invalid, dirichlet_fraction=config.dirichlet_fraction,
-            dirichlet_alpha=config.dirichlet_alpha, pb_c_init=config.pb_c_init,
-            pb_c_base=config.pb_c_base)
-        action = jnp.argmax(out.action_weights, axis=-1)
-      action = action.astype(jnp.int32)
-      q = jnp.take_along_axis(out.search_tree.summary().qvalues, action[:, None], axis=1)[:, 0]
-      return action, q.astype(jnp.float32)
+      out = search.search(env, eval_fn, config, variables, states, key)
+      return out.action, out.action_value
 
     self._players = {}
+    base_config = search_config or search.SearchConfig()
     for s in self.simulations:
       if s == 0:
         self._players["policy"] = jax.jit(raw)
         continue
-      config = SearchConfig(**{"algorithm": algorithm, "simulations": s, "gumbel_scale": 0.0,
-                               "dirichlet_fraction": 0.0, "temperature_moves": 0,
-                               **search_kwargs})
-      config.validate()
+      config = search.for_evaluation(base_config, s, **search_kwargs)
       self._players[f"search{s}"] = jax.jit(functools.partial(searched, config=config))
 
   def actions(self, variables: Any, key: jax.Array) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -571,8 +571,9 @@ def reading_with(env: base.Game, agent: Agent) -> Agent:
   observation encoding than the game object running the match sees its own.
 
   A game's `encoding_options` are the constructor options that change only the network's
-  input, not the rules or the state (Breakthrough: `observation`); a game with some defines
-  `encoded(state)`, `state` (batched or not) observed as that game object encodes it. Runs
+  input, not the rules or the state (Breakthrough: `observation`); its `encoded(state)` (a
+  `Game` method, the identity for a game with one encoding) is `state`, batched or not,
+  observed as that game object encodes it. Runs
   that differ only in those options play each other (`tournament.rules_options`).
   """
   if not env.encoding_options:

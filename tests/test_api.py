@@ -2,6 +2,7 @@
 
 import ast
 import dataclasses
+import inspect
 import pathlib
 
 import chex
@@ -219,6 +220,31 @@ def test_uniform_legal_action_is_uniform_over_legal_actions():
 
 def test_cases_cover_every_registered_game():
   assert {name for name, _ in CASES} == set(games.GAMES)
+
+
+def test_options_rebuild_the_variant(env):
+  """`options()` gives every constructor argument, and the constructor given them builds the
+  same variant (`variant_key`, hashable)."""
+  params = inspect.signature(type(env).__init__).parameters.values()
+  names = [p.name for p in params
+           if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+  assert sorted(env.options()) == sorted(names)
+  again = type(env)(**env.options())
+  assert again.variant_key() == env.variant_key() and hash(env.variant_key()) is not None
+
+
+def test_variant_key_tells_every_option_apart():
+  """Two objects share a key only when every constructor option agrees: board sizes,
+  Breakthrough's encodings, checkers' history, Slider's size and blocks."""
+  variants = [games.make("breakthrough"), games.make("breakthrough", observation="thesis"),
+              games.make("breakthrough", rows=6, cols=6), games.make("checkers"),
+              games.make("checkers", history=2), games.make("slider"),
+              games.make("slider", size=4), games.make("slider", blocks="none"),
+              games.make("slider", blocks="c3,b4"), games.make("tic_tac_toe")]
+  keys = [v.variant_key() for v in variants]
+  assert len(set(keys)) == len(keys)
+  assert (games.make("slider", blocks=["b4", "c3"]).variant_key()
+          == games.make("slider", blocks="c3,b4").variant_key())
 
 
 def test_step_is_the_base_wrapper(env):

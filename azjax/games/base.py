@@ -153,7 +153,11 @@ class Game:
     from such fields to the constructor's arguments where the names differ (Slider:
     {"size": "size", "obstacles": "blocks"}); `Config.game_kwargs` passes those not left at 0
     (or ""), and `Config.validate` refuses the others when set. Default ().
-  * `encoding_options`: options changing only the network's input (`agents.reading_with`).
+  * `encoding_options`: options changing only the network's input (`agents.reading_with`);
+    `encoded(state)` is `state` observed in this object's encoding. Default () and `state`.
+  * `options() -> dict`: this object's constructor options by argument name, so that
+    `type(game)(**game.options())` is the same variant; `variant_key()`, a hashable key of the
+    game and all of them, keys caches of compiled functions (play's engines). Default {}.
   * `piece_owner(code)`, `piece_is_king(code)`: who owns a piece code of `board_array`, and
     whether it is a king. Default: the convention in `azjax.play.render`'s docstring.
   * `exact_solver() -> Callable[[], Solver] | None`, a classmethod (the registry asks the
@@ -318,6 +322,16 @@ class Game:
 
   def describe(self) -> str:
     return self.name
+
+  def options(self) -> dict[str, Any]:
+    return {}
+
+  def variant_key(self) -> tuple:
+    """`(name, (option, value), ...)`: equal for two objects that play and encode alike."""
+    return (self.name, *sorted(self.options().items()))
+
+  def encoded(self, state: Any) -> Any:
+    return state
 
   def piece_owner(self, code: int) -> int | None:
     """The player (0 or 1) owning piece `code` (non-zero): with `n` non-empty codes, codes

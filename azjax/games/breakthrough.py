@@ -216,6 +216,9 @@ Breakthrough ({self.rows}x{self.cols})
   def describe(self) -> str:
     return f"{self.name} {self.rows}x{self.cols}"
 
+  def options(self) -> dict:
+    return {"rows": self.rows, "cols": self.cols, "observation": self.observation_encoding}
+
   def encoded(self, state: State) -> State:
     """`state` (batched or not) observed in this object's encoding (`agents.reading_with`)."""
     return state.replace(encoding=self.observation_encoding)

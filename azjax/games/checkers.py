@@ -294,6 +294,9 @@ Checkers (English draughts, 8x8)
     self.observation_shape = (ROWS, COLS, 6 + 4 * (self.history - 1))
     self._start = jax.tree.map(np.asarray, self._state(_START, 0, -1, 0))
 
+  def options(self) -> dict:
+    return {"history": self.history}
+
   def describe(self) -> str:
     if self.history == 1:
       return super().describe()

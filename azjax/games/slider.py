@@ -343,6 +343,13 @@ Slider ({n}x{n})
   def describe(self) -> str:
     return f"{self.name} {self.size}x{self.size}"
 
+  def options(self) -> dict:
+    blocks = self.blocks_option
+    if blocks == "list":  # The squares, in board order: a hashable value the constructor takes.
+      blocks = tuple(notation.square_name(int(s), self.size)
+                     for s in np.flatnonzero(self._fixed_blocks))
+    return {"size": self.size, "blocks": blocks}
+
   def legend(self) -> str:
     return "H, V = the two sides' pieces, # = a block"
 

@@ -435,7 +435,7 @@ class EngineFactory:
     run = str(run_dir) if spec.info.network else None
     if run is not None:
       check_run(spec, run)
-    key = (_env_key(env), spec.kind, tuple(sorted(kwargs.items(), key=str)), run)
+    key = (env.variant_key(), spec.kind, tuple(sorted(kwargs.items(), key=str)), run)
     if key not in self._cache:
       if run is not None:
         if run not in self._networks:
@@ -450,7 +450,4 @@ class EngineFactory:
       self._cache[key] = engine(env, **kwargs)
     return self._cache[key]
 
-
-def _env_key(env: base.Game) -> tuple:
-  return (env.name, env.rows, env.cols, getattr(env, "observation", None))
 

@@ -18,7 +18,7 @@ import numpy as np
 from azjax.games import base, notation
 from azjax.play import render
 from azjax.play.analysis import Analysis, State
-from azjax.play.engines import Engine, _env_key
+from azjax.play.engines import Engine
 from azjax.play.texts import normalise_move, side_name
 
 # -- Sessions --------------------------------------------------------------------------------------
@@ -28,7 +28,7 @@ _STEPS: dict[tuple, Callable] = {}
 
 def _step_fn(env: base.Game) -> Callable:
   """`env.step`, jitted once per game and board (sessions and replays share it)."""
-  key = _env_key(env)
+  key = env.variant_key()
   if key not in _STEPS:
     _STEPS[key] = jax.jit(env.step)
   return _STEPS[key]

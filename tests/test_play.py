@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from azjax import agents, games, play, search
-from azjax.play import main as play_cli
+from azjax.cli import play as play_cli
 
 from positions import CHECKERS_CHOICE
 

@@ -269,3 +269,24 @@ def test_each_component_setting_is_declared_once_in_config():
   evaluation = config.search_config(evaluation=True)
   assert (evaluation.simulations, evaluation.gumbel_scale, evaluation.dirichlet_fraction,
           evaluation.temperature_moves) == (config.eval_simulations, 0.0, 0.0, 0)
+
+
+def test_traced_search_settings_come_from_hyper():
+  """`Trainer.search_config(hyper)` reads every search field declared `traced` from `hyper`
+  (the seven noise and exploration settings) and the others from the config."""
+  from azjax.train import Hyper, Trainer
+
+  config = Config(net="mlp", hidden=8, blocks=1, value_hidden=8, simulations=5)
+  trainer = Trainer.create(config)
+  traced = config.component_keys("search", traced=True)
+  assert sorted(traced) == sorted([
+      "gumbel_scale", "gumbel_moves", "dirichlet_alpha", "dirichlet_fraction", "pb_c_init",
+      "temperature", "temperature_moves"])
+  hyper = dataclasses.replace(Hyper.from_config(config), gumbel_scale=0.5, gumbel_moves=7,
+                              dirichlet_alpha=0.1, dirichlet_fraction=0.2, pb_c_init=3.0,
+                              temperature=0.7, temperature_moves=9)
+  assert trainer.search_config(hyper) == dataclasses.replace(
+      config.search_config(), gumbel_scale=0.5, gumbel_moves=7, dirichlet_alpha=0.1,
+      dirichlet_fraction=0.2, pb_c_init=3.0, temperature=0.7, temperature_moves=9)
+  # Without `hyper`, the config's own numbers.
+  assert trainer.search_config() == config.search_config()

@@ -1,8 +1,10 @@
 """mctx search built from a game and a network: Gumbel MuZero (default) or PUCT with noise.
 
-`search` is the one entry point (self-play, evaluation and the play engines call it); the
-algorithms are small functions in `ALGORITHMS` (name -> mctx policy with its move choice), as
-mctx composes its own policies.
+`search` is the one entry point (self-play, evaluation, the solver benchmark and the play
+engines call it; nothing else in azjax calls mctx); the algorithms are small functions in
+`ALGORITHMS` (name -> mctx policy with its move choice), as mctx composes its own policies.
+`for_evaluation` turns a run's search into its evaluation player, the one way every place that
+plays or scores a trained network searches.
 
 The tree's embeddings are the game states themselves; the "dynamics" is the real `game.step`.
 Sign conventions, as mctx expects for two-player zero-sum games:

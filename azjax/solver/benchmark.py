@@ -30,10 +30,10 @@ Each table also splits the positions by source ("src0", "src1": random play, a n
 games), since the two differ in difficulty.
 
 The raw policy plays the most probable legal move; search is the network's evaluation player
-(`azjax.search.for_evaluation` of the run's search, as `azjax.agents.make_alphazero`) with the
-given simulations. A `SolverBenchmark`
-jits one function per simulation count with the network's variables as an argument, so a
-training loop builds it once and calls it every few iterations without compiling again.
+(`azjax.search.for_evaluation` of the run's search, as `azjax.agents.make_alphazero` plays it)
+with the given simulations. A `SolverBenchmark` jits one function per simulation count with the
+network's variables as an argument, so a training loop builds it once and calls it every few
+iterations without compiling again.
 
     python -m azjax.solver.benchmark --game connect_four --agent results/connect_four_gpu \
         --out results/solver_benchmark/connect_four.npz

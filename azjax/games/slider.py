@@ -344,15 +344,10 @@ Slider ({n}x{n})
     return f"{self.name} {self.size}x{self.size}"
 
   def options(self) -> dict:
-    blocks = self.blocks_option
-    if blocks == "list":  # The squares, in board order: a hashable value the constructor takes.
-      blocks = tuple(notation.square_name(int(s), self.size)
-                     for s in np.flatnonzero(self._fixed_blocks))
-    return {"size": self.size, "blocks": blocks}
+    return {"size": self.size, "blocks": self.blocks_option}
 
   def legend(self) -> str:
     return "H, V = the two sides' pieces, # = a block"
-
 
   def piece_owner(self, code: int) -> int | None:
     """H's pieces (1) are player 0's, V's (2) player 1's; a block (3) is nobody's."""
@@ -402,8 +397,7 @@ Slider ({n}x{n})
     n = self.size = int(size)
     self.rows, self.cols, self.num_squares, self.action_planes = n, n, n * n, NUM_DIRECTIONS
     self.pass_action = NUM_DIRECTIONS * n * n
-    self.num_actions = self.pass_action + 1
-    self.observation_shape = (n, n, 5)
+    self.num_actions, self.observation_shape = self.pass_action + 1, (n, n, 5)
     self.quiet_limit = 4 * n * n  # plies without a forward move that draw
     self.max_game_length = self.quiet_limit * (2 * n * (n - 1) - 1)
     self.key_words = key_layout(n)[2]
@@ -414,7 +408,7 @@ Slider ({n}x{n})
     self.blocks_option, self._fixed_blocks = self._parse_blocks(blocks)
 
   def _parse_blocks(self, blocks) -> tuple[str, np.ndarray]:
-    """("random" | "none" | "list", `[S]` bool absolute block mask for the last two)."""
+    """("random" | "none" | the squares in board order, `[S]` bool absolute block mask)."""
     mask = np.zeros(self.num_squares, bool)
     if isinstance(blocks, str) and any(ch.isdigit() for ch in blocks):
       blocks = [name.strip() for name in blocks.split(",") if name.strip()]  # "c3,d4"
@@ -440,7 +434,7 @@ Slider ({n}x{n})
       if mask[square]:
         raise ValueError(f"slider: block {name} is listed twice")
       mask[square] = True
-    return "list", mask
+    return tuple(notation.square_name(int(s), self.size) for s in np.flatnonzero(mask)), mask
 
   def symmetries(self) -> tuple[base.Symmetry, ...]:
     """None: every reflection or rotation of the board reverses a side's forward direction or

@@ -79,9 +79,17 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import agents, arena, files, plots
+from azjax import agents, arena, console, plots
 from azjax.cli.common import command_line, prog
-from azjax.evaluate import curves, ladder, tournament
+from azjax.cli.evaluate_output import (
+  append_eval,
+  output_dir,
+  record,
+  table_header,
+  table_row,
+  write_strength,
+)
+from azjax.evaluate import curves, ladder, strength, tournament
 from azjax.runs import checkpoint
 
 
@@ -165,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
   return parser
 
 
+@console.command
 def main(argv: list[str] | None = None) -> None:
   parser = build_parser()
   args = parser.parse_args(argv)
@@ -226,53 +235,32 @@ def run_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace,
     parser.exit(2, f"error: {err}\n")
   lines, rows = [table_header()], []
   key = jax.random.key(args.seed)
-  for opponent in opponents:
-    key, match_key = jax.random.split(key)
-    result, seconds = tournament.timed_play(env, agent, opponent, args.games, match_key,
-                                            args.openings)
-    rows.append(tournament.match_row(result, seconds, mode="opponents", command=command,
-                                     openings=args.openings))
-    lines.append(table_row(result, seconds))
-    print(lines[-1] if len(lines) > 2 else "\n".join(lines), flush=True)
-  out = output_dir(args, args.checkpoint)
-  record(out, rows)
-  append_eval(out, command, lines)
-
-
-def table_header() -> str:
-  """`MatchResult.MARKDOWN_HEADER` with a column for the match's wall time."""
-  head, rule = arena.MatchResult.MARKDOWN_HEADER.split("\n")
-  return f"{head} seconds |\n{rule}---|"
-
-
-def table_row(result: arena.MatchResult, seconds: float) -> str:
-  """A row of `table_header`'s table: `result.markdown_row()` and the match's wall time."""
-  return result.markdown_row() + f" {seconds:.0f} |"
-
-
-def output_dir(args: argparse.Namespace, default: str | Path | None) -> Path | None:
-  """Where eval.md and plots go: `--out`, else `default` (the run evaluated), except in the
-  committed results/ (written only when `--out` names it): None, print only."""
-  if args.out:
-    return Path(args.out)
-  if default is None or checkpoint.in_committed_results(default):
-    return None
-  return Path(default)
-
-
-def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
-  """Appends `lines` to `out/eval.md` under the command that made them (atomically: the file
-  is replaced whole); with `out` None says how to keep them."""
-  if out is None:
-    print("(tables not written to a file: --out DIR appends them to DIR/eval.md; a run in the "
-          "committed results/ is written only when --out names it)", flush=True)
-    return
-  out.mkdir(parents=True, exist_ok=True)
-  path = out / "eval.md"
-  old = path.read_text() if path.exists() else ""
-  files.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
-                     + "\n".join(lines) + "\n")
-  print(f"wrote {path}", flush=True)
+  print(lines[0], flush=True)
+  bar = console.progress(len(opponents), "matches", unit="match")
+  interrupted = False
+  try:
+    for opponent in opponents:
+      bar.set_postfix_str(f"{agent.name} vs {opponent.name}")
+      key, match_key = jax.random.split(key)
+      result, seconds = tournament.timed_play(env, agent, opponent, args.games, match_key,
+                                              args.openings)
+      rows.append(tournament.match_row(result, seconds, mode="opponents", command=command,
+                                       openings=args.openings))
+      lines.append(table_row(result, seconds))
+      console.echo(bar, lines[-1])
+      bar.update(1)
+  except KeyboardInterrupt:
+    interrupted = console.interrupted(f"writing the {len(rows)} of {len(opponents)} matches "
+                                      "played")
+    lines.append(f"- interrupted after {len(rows)} of {len(opponents)} matches")
+  finally:
+    bar.close()
+  if rows:
+    out = output_dir(args, args.checkpoint)
+    record(out, rows)
+    append_eval(out, command, lines)
+  if interrupted:
+    sys.exit(console.INTERRUPTED)
 
 
 def simulation_counts(text: str) -> int | tuple[int, ...]:
@@ -286,6 +274,11 @@ def simulation_counts(text: str) -> int | tuple[int, ...]:
 
 
 # -- Solver benchmark ------------------------------------------------------------------------------
+
+# Positions searched at once by `--solver`: small enough that the bar moves and Ctrl-C acts
+# within seconds (a few seconds a batch for the 128x6 Connect Four network at 128 simulations
+# on 2 CPU cores), large enough to keep the batched search efficient.
+SOLVER_BATCH = 128
 
 
 def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> None:
@@ -305,25 +298,40 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     path = solver_benchmark.positions_path(env.name, args.positions)
     positions = solver_benchmark.Positions.load(path)
     t0 = time.time()
+    interrupted = False
     if tdleaf.is_run(args.checkpoint):
       actions = np.asarray(learner.act(params, positions.states(env), jax.random.key(args.seed)))
       results = {f"alphabeta{learner.config.depth}": solver_benchmark.move_metrics(
           positions, actions, by_source=True)}
     else:
       variables = checkpoint.load_model(args.checkpoint, abstract, step=args.snapshot)
-      results = solver_benchmark.evaluate_agent(
-          env, model, variables, positions, simulations=(0, *counts),
-          search_config=config.search_config(), key=jax.random.key(args.seed))
+      # Batches of SOLVER_BATCH positions: the bar moves and Ctrl-C acts within seconds.
+      bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=(0, *counts),
+                                               search_config=config.search_config(),
+                                               batch_size=SOLVER_BATCH)
+      done, interrupted = console.each(
+          bench.players, lambda name, bar: (name, bench.player_actions(
+              name, variables, jax.random.key(args.seed), on_batch=bar.update)),
+          "solver benchmark", unit="batch", total=len(bench.players) * bench.num_batches,
+          what="writing the players scored so far")
+      results = bench.metrics(dict(done))
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   seconds = time.time() - t0
+  if not results:
+    sys.exit(console.INTERRUPTED)
   sources = "; ".join(f"src{i}: {int(np.sum(positions.source == i))} from {name}"
                       for i, name in enumerate(positions.sources))
   label = args.checkpoint + ("" if args.snapshot is None else f"@{args.snapshot}")
   lines = [f"Solver benchmark of {label} on {path} ({len(positions)} positions; "
            f"{sources}); {seconds:.0f} s", "", solver_benchmark.markdown_table(results)]
+  if interrupted:
+    lines += ["", f"- interrupted: players {', '.join(results)} scored, of "
+              f"policy, {', '.join(f'search{s}' for s in counts)}"]
   print("\n".join(lines), flush=True)
   append_eval(output_dir(args, args.checkpoint), command, lines)
+  if not interrupted and args.snapshot is None:
+    write_strength(args, args.checkpoint, strength.from_solver(results, str(path), command))
   if args.solver_out:
     out = Path(args.solver_out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -337,14 +345,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
                   metrics=metrics)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {out} and {out.with_suffix('.json')}", flush=True)
-
-
-def record(out: Path | None, rows: list[dict]) -> None:
-  """Appends match rows (`tournament.match_row`) to `out/matches.jsonl`, the record the
-  markdown tables are rendered from (`--ladder-plot` reads it back); nothing when `out` is
-  None."""
-  if out is not None and rows:
-    files.append_jsonl(rows, out / "matches.jsonl")
+  if interrupted:
+    sys.exit(console.INTERRUPTED)
 
 
 # -- Ladder ----------------------------------------------------------------------------------------
@@ -360,6 +362,10 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   played: ladder.Ladder = {p.name: [] for p in players}
   lines, rows = [ladder.HEADER], []
   print(ladder.HEADER, flush=True)
+  # Progress counts opponent simulations: a rung takes about twice the time of the one before,
+  # so counting rungs would promise the last ones far too soon.
+  bar = console.progress(sum(simulations) * len(players), "ladder", unit="sim")
+  bar.set_postfix_str(f"rung 1/{len(simulations)}")
   interrupted = False
   try:
     for sims, player, result, seconds in ladder.play_ladder(
@@ -368,11 +374,14 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
       rows.append(tournament.match_row(result, seconds, mode=ladder.MODE, command=command,
                                        engine=args.engine, player=player.name, rung=sims))
       lines.append(ladder.markdown_row(player.name, sims, result, seconds))
-      print(lines[-1], f"  <- rung {simulations.index(sims) + 1}/{len(simulations)}",
-            flush=True)
+      rung = simulations.index(sims) + 1
+      console.echo(bar, f"{lines[-1]}  <- rung {rung}/{len(simulations)}")
+      bar.update(sims)
+      bar.set_postfix_str(f"rung {min(rung + 1, len(simulations))}/{len(simulations)}")
   except KeyboardInterrupt:
-    interrupted = True
-    print("\ninterrupted: writing the rungs played so far", file=sys.stderr, flush=True)
+    interrupted = console.interrupted("writing the rungs played so far")
+  finally:
+    bar.close()
   lines.append("")
   lines += [ladder.average_line(name, results) for name, results in played.items() if results]
   if interrupted:
@@ -389,23 +398,16 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
                              f"rollout-MCTS ladder ({args.engine})")
     print(f"wrote {path}", flush=True)
   if interrupted:
-    sys.exit(130)
+    sys.exit(console.INTERRUPTED)
 
 
 def replot_ladders(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-  """Every ladder of a run in one figure: its matches.jsonl rows, or for a run evaluated before
-  that file existed, the ladder tables of its eval.md."""
+  """Every ladder of a run in one figure (`ladder.read_run`)."""
   run = Path(args.checkpoint)
-  if (run / "matches.jsonl").exists():
-    source = run / "matches.jsonl"
-    played = ladder.ladder_rows(files.read_jsonl(source))
-  elif (run / "eval.md").exists():
-    source = run / "eval.md"
-    played = ladder.read_markdown_ladders(source.read_text())
-  else:
-    parser.exit(2, f"error: {run} has neither matches.jsonl nor eval.md\n")
-  if not played:
-    parser.exit(2, f"error: {source} has no ladder table\n")
+  try:
+    played = ladder.read_run(run)
+  except (FileNotFoundError, ValueError) as err:
+    parser.exit(2, f"error: {err}\n")
   for player, results in played.items():
     print(ladder.average_line(player, results))
   out = plots.plot_ladder(played, args.ladder_plot,
@@ -444,6 +446,7 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
   lines, rows, results, scores = [table_header()], [], [], {}
   print(lines[0], flush=True)
   pairs = tournament.num_pairs(len(pool))
+  bar = console.progress(pairs, "round robin", unit="pair")
   interrupted = False
   try:
     for i, j, result, seconds in tournament.round_robin(env, pool, args.games,
@@ -453,10 +456,12 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
                                        openings=args.openings))
       scores[i, j], scores[j, i] = result.score, 1.0 - result.score
       lines.append(table_row(result, seconds))
-      print(lines[-1], f"  <- pair {len(results)}/{pairs}", flush=True)
+      console.echo(bar, f"{lines[-1]}  <- pair {len(results)}/{pairs}")
+      bar.update(1)
   except KeyboardInterrupt:
-    interrupted = True
-    print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
+    interrupted = console.interrupted("fitting and writing the matches played so far")
+  finally:
+    bar.close()
   tail = elo_lines(results) + ["", "Pairwise scores (row agent against column agent):", "",
                                tournament.score_matrix_markdown(names, scores)]
   if interrupted:
@@ -467,8 +472,11 @@ def run_pool(parser: argparse.ArgumentParser, args: argparse.Namespace, command:
     out = output_dir(args, run_dirs[0] if run_dirs else None)
     record(out, rows)
     append_eval(out, command, lines)
+  if results and not interrupted:
+    for item, measured in strength.of_pool(items, names, results, args.games, command):
+      write_strength(args, item, measured)
   if interrupted:
-    sys.exit(130)
+    sys.exit(console.INTERRUPTED)
 
 
 # -- Progress: Elo of every snapshot over training ------------------------------------------------
@@ -523,6 +531,11 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
   lines, rows, results = [table_header()], [], []
   print(lines[0], flush=True)
+  # The matches `snapshot_matches` plays: anchor pairs, each snapshot against every anchor, and
+  # each snapshot after the first against the one before.
+  count = len(anchors) * (len(anchors) - 1) // 2 + len(snapshots) * len(anchors) + (
+      len(snapshots) - 1)
+  bar = console.progress(count, "snapshot matches", unit="match")
   interrupted = False
   try:
     for name_a, name_b, result, seconds in tournament.snapshot_matches(
@@ -534,12 +547,14 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
       lines.append(table_row(result, seconds))
       where = (f"snapshot {snapshots.index(int(name_a[2:])) + 1}/{len(snapshots)}"
                if name_a.startswith("it") else "anchors")
-      print(lines[-1], f"  <- {where}", flush=True)
+      console.echo(bar, f"{lines[-1]}  <- {where}")
+      bar.update(1)
   except KeyboardInterrupt:
-    interrupted = True
-    print("\ninterrupted: fitting the matches played so far", file=sys.stderr, flush=True)
+    interrupted = console.interrupted("fitting and writing the matches played so far")
+  finally:
+    bar.close()
   if not results:
-    sys.exit(130 if interrupted else 1)
+    sys.exit(console.INTERRUPTED if interrupted else 1)
   fit = tournament.fit_played(results)
   tail = elo_lines(results)
   if interrupted:
@@ -555,7 +570,7 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
                                title=f"{env.name}: Elo over training")
     print(f"wrote {path}", flush=True)
   if interrupted:
-    sys.exit(130)
+    sys.exit(console.INTERRUPTED)
 
 
 if __name__ == "__main__":

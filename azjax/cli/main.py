@@ -81,7 +81,13 @@ def main(argv: list[str] | None = None) -> int:
                  + (f" (did you mean {close[0]}?)" if close else "")
                  + f"; the commands are: {', '.join(COMMANDS)}")
   module, _, function = COMMANDS[args.command].target.partition(":")
-  status = getattr(importlib.import_module(module), function)(args.args)
+  from azjax import console  # noqa: PLC0415 (imports nothing heavy)
+
+  # Ctrl-C and a missing optional extra end any command in one line (exit 130 or 3).
+  def run(argv: list[str]):
+    return getattr(importlib.import_module(module), function)(argv)
+
+  status = console.command(run)(args.args)
   return 0 if status is None else status
 
 

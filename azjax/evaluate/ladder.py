@@ -9,12 +9,13 @@ from them. Ladders of runs evaluated before matches.jsonl existed live only in t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import jax
 import numpy as np
 
-from azjax import agents, arena
+from azjax import agents, arena, files
 from azjax.evaluate import tournament
 
 CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
@@ -111,3 +112,25 @@ def read_markdown_ladders(text: str) -> Ladder:
                                             second=(0, 0, 0)))
                    for rung, (w, d, l) in sorted(by_rung.items())]
           for player, by_rung in found.items()}
+
+
+def read_run(run: str | Path) -> Ladder:
+  """Every ladder match of a run directory: its matches.jsonl rows, or for a run evaluated
+  before that file existed, the ladder tables of its eval.md.
+
+  Raises:
+    FileNotFoundError: the run has neither file.
+    ValueError: the file holds no ladder.
+  """
+  run = Path(run)
+  if (run / "matches.jsonl").exists():
+    source = run / "matches.jsonl"
+    played = ladder_rows(files.read_jsonl(source))
+  elif (run / "eval.md").exists():
+    source = run / "eval.md"
+    played = read_markdown_ladders(source.read_text())
+  else:
+    raise FileNotFoundError(f"{run} has neither matches.jsonl nor eval.md")
+  if not played:
+    raise ValueError(f"{source} has no ladder table")
+  return played

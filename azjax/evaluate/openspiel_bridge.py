@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import arena
+from azjax import arena, console
 from azjax.agents import Agent
 from azjax.games import base
 
@@ -44,12 +44,18 @@ class NotationMismatch(AssertionError):
 # -- Game correspondence ---------------------------------------------------------------------------
 
 
+def _pyspiel():
+  """The optional `pyspiel` module (open-spiel), imported on use; `console.MissingExtra`
+  naming the "openspiel" extra when it is not installed."""
+  return console.require("pyspiel", "openspiel", "OpenSpiel's bots")
+
+
 def openspiel_game(env: base.Game):
   """The OpenSpiel game matching `env` (same board size): `env.openspiel_game()`, loaded."""
   counterpart = env.openspiel_game()
   if counterpart is None:
     raise ValueError(f"openspiel_bridge: no OpenSpiel counterpart for {env.name!r}")
-  import pyspiel  # noqa: PLC0415 (optional dependency, imported on use)
+  pyspiel = _pyspiel()
 
   name, params = counterpart
   return pyspiel.load_game(name, params)
@@ -72,7 +78,7 @@ def openspiel_keys(env: base.Game, state: Any) -> dict[str, int]:
 
 def openspiel_random_factory(game, player_id: int, seed: int):
   """`pyspiel.make_uniform_random_bot` as a bot factory."""
-  import pyspiel  # noqa: PLC0415
+  pyspiel = _pyspiel()
 
   del game
   return pyspiel.make_uniform_random_bot(player_id, seed)
@@ -87,7 +93,7 @@ def openspiel_mcts_bot(game, simulations: int, seed: int, *, uct_c: float = 2.0,
   `open_spiel.python.algorithms.mcts`, the same algorithm some 50x slower.
   """
   if backend == "cpp":
-    import pyspiel  # noqa: PLC0415
+    pyspiel = _pyspiel()
 
     evaluator = pyspiel.RandomRolloutEvaluator(rollouts, seed)
     return pyspiel.MCTSBot(game, evaluator, uct_c, simulations, 1000, solve, seed, False)

@@ -42,14 +42,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import games
+from azjax import console, games
 from azjax.games import base
 
 INSTALL_HINT = 'pip install -e ".[solver]"'
 
 
-class SolverUnavailable(ImportError):
-  """The game's solver needs an optional package that is not installed."""
+class SolverUnavailable(console.MissingExtra):
+  """The game's solver needs an optional package that is not installed (the "solver" extra);
+  a command ends on it in one line (`azjax.console.command`)."""
 
 
 class Solver(Protocol):
@@ -128,8 +129,7 @@ class ConnectFourSolver:
     try:
       from bitbully import BitBully, Board  # noqa: PLC0415  (optional dependency)
     except ImportError:
-      raise SolverUnavailable(
-          f"the Connect Four solver needs the bitbully package: {INSTALL_HINT}") from None
+      raise SolverUnavailable("solver", "the Connect Four solver") from None
     self._board_cls = Board
     self._engine = BitBully()  # Loads the 12-ply opening book (win/loss and distance).
     self._memo: dict[bytes, np.ndarray] = {}

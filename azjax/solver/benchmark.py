@@ -47,7 +47,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -206,23 +206,44 @@ class SolverBenchmark:
       config = search.for_evaluation(base_config, s, **search_kwargs)
       self._players[f"search{s}"] = jax.jit(functools.partial(searched, config=config))
 
+  @property
+  def players(self) -> tuple[str, ...]:
+    """The players scored, in order: "policy" (raw) and "search<s>"."""
+    return tuple(self._players)
+
+  @property
+  def num_batches(self) -> int:
+    """The batches of `batch_size` positions each player is evaluated in."""
+    return len(self._batches)
+
+  def player_actions(self, name: str, variables: Any, key: jax.Array, *,
+                     on_batch: Callable[[], None] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """One player's `(actions [N], value estimates [N])` on every position; `on_batch()` is
+    called after each batch (a progress bar's step: a command's Ctrl-C acts between batches)."""
+    parts = []
+    for batch in self._batches:
+      key, batch_key = jax.random.split(key)
+      parts.append(jax.device_get(self._players[name](variables, batch, batch_key)))
+      if on_batch is not None:
+        on_batch()
+    actions, estimates = (np.concatenate(x)[:len(self.positions)] for x in zip(*parts))
+    return actions, estimates
+
   def actions(self, variables: Any, key: jax.Array) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """`{player: (actions [N], value estimates [N])}` on every position."""
-    out = {}
-    for name, player in self._players.items():
-      parts = []
-      for batch in self._batches:
-        key, batch_key = jax.random.split(key)
-        parts.append(jax.device_get(player(variables, batch, batch_key)))
-      actions, estimates = (np.concatenate(x)[:len(self.positions)] for x in zip(*parts))
-      out[name] = (actions, estimates)
-    return out
+    return {name: self.player_actions(name, variables, key) for name in self._players}
+
+  def metrics(self, actions: dict[str, tuple[np.ndarray, np.ndarray]]
+              ) -> dict[str, dict[str, dict[str, float]]]:
+    """`{player: move_metrics}` of `actions` (as `actions` returns them, or some players')."""
+    return {name: move_metrics(self.positions, moves, estimates, ply_ranges=self.ply_ranges,
+                               by_source=True)
+            for name, (moves, estimates) in actions.items()}
 
   def __call__(self, variables: Any, key: jax.Array) -> dict[str, dict[str, dict[str, float]]]:
     """`{player: move_metrics}`, players "policy" (raw) and "search<s>"."""
-    return {name: move_metrics(self.positions, actions, estimates, ply_ranges=self.ply_ranges,
-                               by_source=True)
-            for name, (actions, estimates) in self.actions(variables, key).items()}
+    return self.metrics(self.actions(variables, key))
 
 
 _BENCHMARKS: dict[tuple, tuple[SolverBenchmark, tuple]] = {}

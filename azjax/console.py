@@ -1,0 +1,199 @@
+"""Long commands on a console: progress on a terminal, quiet in a pipe, and a Ctrl-C that keeps
+what has finished; a missing optional extra in one line.
+
+Every command that can run longer than a minute (`azjax evaluate` in all its modes, probe,
+export, efficiency, sweep) follows one pattern:
+
+    bar = console.progress(len(opponents), "matches", unit="match")
+    try:
+      for opponent in opponents:
+        ...                                   # one unit of work, seconds at most
+        bar.update(1)
+    except KeyboardInterrupt:
+      interrupted = console.interrupted("writing the matches played so far")
+    finally:
+      bar.close()
+    ...                                       # write what has finished
+    if interrupted:
+      sys.exit(console.INTERRUPTED)
+
+The bar is tqdm's, on stderr, with `disable=None` as the training loop's (`azjax.runs.loop`): it
+shows what is done, how far and an estimate of the time left on a terminal, and nothing when
+stderr is a file or a pipe (`nohup ... > log` gets the command's own lines only).
+`interrupted` prints one line and ignores a second Ctrl-C while the results are written, so the
+command exits with status 130 (the shell's code for SIGINT) and no traceback. `command` wraps a
+command's `main` as a backstop: a Ctrl-C that no loop caught, or a `MissingExtra`, ends in one
+line (status 130 or 3), not a traceback, and so does `JAX_PLATFORMS=cuda` without the GPU extra.
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+from typing import Any, Callable, NamedTuple, Sequence
+
+INTERRUPTED = 130  # The exit status of a command stopped by Ctrl-C (128 + SIGINT).
+MISSING_EXTRA = 3  # The exit status of a command that needs an optional extra not installed.
+
+
+# -- Progress --------------------------------------------------------------------------------------
+
+
+class _NoBar:
+  """What `progress` returns without tqdm: the calls a command makes, doing nothing."""
+
+  def update(self, n: int = 1) -> None:
+    del n
+
+  def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+    del text, refresh
+
+  def set_description_str(self, text: str = "", refresh: bool = True) -> None:
+    del text, refresh
+
+  def write(self, text: str) -> None:
+    print(text)
+
+  def close(self) -> None:
+    pass
+
+
+def progress(total: int | None, desc: str, *, unit: str = "it", initial: int = 0) -> Any:
+  """A progress bar over `total` units of work (None: unknown), labelled `desc`: tqdm on stderr
+  on a terminal (what is done, how far, the rate and the time left), disabled in a pipe or a
+  file; a do-nothing bar without tqdm. Call `update(n)` as units finish and `close()` at the
+  end."""
+  try:
+    from tqdm.auto import tqdm  # noqa: PLC0415
+  except ImportError:  # pragma: no cover
+    return _NoBar()
+  # disable=None: no bar when stderr is not a terminal, as in training (`azjax.runs.loop`).
+  return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True,
+              disable=None, leave=False)
+
+
+def echo(bar: Any, text: str) -> None:
+  """Prints a line of the command's output (stdout) above the bar, and flushes it, so a pipe
+  (`| tee log`) gets each line as it is made."""
+  bar.write(text)
+  sys.stdout.flush()
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------
+
+
+def interrupted(what: str) -> bool:
+  """Call on KeyboardInterrupt: prints `interrupted: <what>` in one line on stderr and ignores
+  a further Ctrl-C, so the command can write what has finished; returns True (the flag the
+  command exits 130 by)."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  print(f"\ninterrupted: {what}", file=sys.stderr, flush=True)
+  return True
+
+
+def each(units: Sequence[Any], work: Callable[[Any, Any], Any], desc: str, *, unit: str = "it",
+         total: int | None = None, what: str = "writing what has finished"
+         ) -> tuple[list[Any], bool]:
+  """`work(u, bar)` for each of `units` in turn under a progress bar; on Ctrl-C, stops between
+  two units (or wherever `work` returns control) with `interrupted(what)`.
+
+  Args:
+    total: the bar's length, when `work` advances it itself (`bar.update` per batch); default
+      `len(units)`, one step per unit.
+  Returns:
+    `(results, interrupted)`: the results of the units that finished, and whether Ctrl-C came.
+  """
+  bar = progress(len(units) if total is None else total, desc, unit=unit)
+  done = []
+  try:
+    for u in units:
+      done.append(work(u, bar))
+      if total is None:
+        bar.update(1)
+  except KeyboardInterrupt:
+    return done, interrupted(f"{what} ({len(done)} of {len(units)} done)")
+  finally:
+    bar.close()
+  return done, False
+
+
+# -- Optional extras -------------------------------------------------------------------------------
+
+
+class Extra(NamedTuple):
+  """An optional extra: what it gives and the command that installs it."""
+
+  package: str
+  gives: str
+  install: str
+
+
+EXTRAS: dict[str, Extra] = {
+    "solver": Extra("bitbully", "the Connect Four solver (--solver, --opponents solver)",
+                    'pip install -e ".[solver]"'),
+    "openspiel": Extra("open-spiel", "OpenSpiel's opponents and ladder (openspiel-mcts:N, "
+                       "--engine openspiel)", 'pip install -e ".[openspiel]"'),
+    "browser": Extra("selenium", "the play page's browser test (with Chromium: apt-get install "
+                     "chromium chromium-driver)", 'pip install -e ".[test]"'),
+    "cuda": Extra("jax[cuda12]", "training and evaluation on an NVIDIA GPU",
+                  'pip install -e ".[cuda]"'),
+    "tensorboard": Extra("tensorboardX", "--tensorboard logs", 'pip install -e ".[tensorboard]"'),
+}
+
+
+class MissingExtra(ImportError):
+  """An optional extra that a command needs is not installed; the message names it and the
+  command that installs it."""
+
+  def __init__(self, extra: str, detail: str = ""):
+    info = EXTRAS[extra]
+    self.extra = extra
+    super().__init__(f"{detail or info.gives} needs the optional extra {extra!r} "
+                     f"({info.package}): {info.install}")
+
+
+def require(module: str, extra: str, detail: str = "") -> Any:
+  """`import module`, or `MissingExtra(extra, detail)` when it is not installed."""
+  import importlib  # noqa: PLC0415
+
+  try:
+    return importlib.import_module(module)
+  except ImportError:
+    raise MissingExtra(extra, detail) from None
+
+
+def missing_gpu() -> bool:
+  """JAX is asked for an NVIDIA GPU (`JAX_PLATFORMS=cuda` or `gpu`) that no installed plugin
+  provides: JAX would fail with an assertion deep inside its backend setup."""
+  import importlib.util  # noqa: PLC0415
+  import os  # noqa: PLC0415
+
+  asked = {p.strip().lower() for p in os.environ.get("JAX_PLATFORMS", "").split(",")}
+  if not asked & {"cuda", "gpu"}:
+    return False
+  return all(importlib.util.find_spec(name) is None
+             for name in ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_plugins"))
+
+
+def command(main: Callable[..., Any]) -> Callable[..., Any]:
+  """Wraps a command's `main`: a KeyboardInterrupt that reached it ends the process with one line
+  and status 130, a `MissingExtra` (or a GPU backend JAX cannot start) with one line naming the
+  extra and how to install it, status 3."""
+
+  @functools.wraps(main)
+  def wrapped(*args, **kwargs):
+    if missing_gpu():
+      print(f"error: {MissingExtra('cuda', 'JAX_PLATFORMS asks for a GPU: it')}",
+            file=sys.stderr, flush=True)
+      sys.exit(MISSING_EXTRA)
+    try:
+      return main(*args, **kwargs)
+    except KeyboardInterrupt:
+      interrupted("stopped")
+      sys.exit(INTERRUPTED)
+    except MissingExtra as err:
+      print(f"error: {err}", file=sys.stderr, flush=True)
+      sys.exit(MISSING_EXTRA)
+
+  return wrapped

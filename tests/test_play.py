@@ -755,3 +755,25 @@ def test_watching_a_tdleaf_run(tdleaf_run):
   assert "H (tdleaf-d2 [" in out and "V (tdleaf-d2 [" in out and "game over: " in out
   assert out.count("principal variation: ") == out.count(" is thinking: ") >= 2
   assert "Type a move" not in out
+
+
+def test_find_checkpoint_prefers_the_strongest_measured_run(tmp_path):
+  """strength.json (azjax evaluate --solver or --pool) orders runs before eval.md and the name;
+  runs scored at different simulations are compared on a player both have."""
+  from azjax.evaluate import strength
+
+  def measured(run, **players):
+    results = {p: {"all": {"mistake_rate": v, "decisive": 495}} for p, v in players.items()}
+    strength.write(run, strength.from_solver(results, "c4.npz", "cmd"))
+
+  short = _fake_run(tmp_path, "b8", rows=8, cols=8, evaluated=True)
+  weak = _fake_run(tmp_path, "b8_weak", rows=8, cols=8)
+  strong = _fake_run(tmp_path, "b8_strong", rows=8, cols=8)
+  measured(weak, policy=0.27, search32=0.16)
+  measured(strong, policy=0.036, search32=0.020, search128=0.012)
+  assert play.find_checkpoint("breakthrough", search=[tmp_path]) == strong
+  why = play.checkpoints.checkpoint_choice("breakthrough", search=[tmp_path])
+  assert (f"because it is the strongest measured (strength.json): 2.0% against 16.0% for {weak}, "
+          "mistakes against perfect play (search32)") in why
+  assert [c[0] for c in play.checkpoints._candidates("breakthrough", None, None, [tmp_path])] \
+      == [strong, weak, short]

@@ -58,13 +58,20 @@ class Strength:
   how: str
   command: str
 
-  def text(self, key: str | None = None) -> str:
-    """"1.2% solver mistakes (search128)" or "Elo +153 (pool of 3)": the number for people."""
-    key = key or self.player
-    number = self.players[key]
+  def number(self, key: str | None = None) -> str:
+    """`players[key]` (default `player`) for people: "1.2%" or "Elo +24"."""
+    value = self.players[key or self.player]
+    return f"{100 * value:.1f}%" if self.measure == SOLVER else f"Elo {value:+.0f}"
+
+  def label(self, key: str | None = None) -> str:
+    """What the number is: "mistakes against perfect play (search128)" or "in pool A, B"."""
     if self.measure == SOLVER:
-      return f"{100 * number:.1f}% mistakes against perfect play ({key})"
-    return f"Elo {number:+.0f} in {self.basis}"
+      return f"mistakes against perfect play ({key or self.player})"
+    return f"in {self.basis}"
+
+  def text(self, key: str | None = None) -> str:
+    """"1.2% mistakes against perfect play (search128)", "Elo +24 in pool A, B"."""
+    return f"{self.number(key)} {self.label(key)}"
 
 
 def from_solver(results: Mapping[str, Mapping[str, Mapping[str, float]]], positions_path: str,
@@ -157,6 +164,12 @@ class Ranking:
 
   def text(self, run: Path) -> str:
     return self.strengths[run].text(self.key)
+
+  def versus(self, run: Path, other: Path, other_name: str) -> str:
+    """"2.0% against 5.9% for OTHER, mistakes against perfect play (search32)"."""
+    mine, theirs = self.strengths[run], self.strengths[other]
+    return (f"{mine.number(self.key)} against {theirs.number(self.key)} for {other_name}, "
+            f"{mine.label(self.key)}")
 
 
 def rank(runs: Sequence[Path | Any]) -> Ranking:

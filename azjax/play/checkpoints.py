@@ -69,11 +69,11 @@ def find_checkpoint(game: str, rows: int | None = None, cols: int | None = None,
                     search: Sequence[Path] | None = None) -> Path | None:
   """A run directory under `results/` with a trained model for `game` (and board size).
 
-  Among several, one on the game's standard board comes first (Breakthrough 8x8 before 6x6),
-  then the strongest measured (`<run>/strength.json`, `azjax.evaluate.strength`: mistakes against
-  perfect play where a solver exists, else Elo in one pool), then an evaluated run (with
-  `eval.md`), then the shorter name (a preset's own run before its variants), then the name.
-  `checkpoint_choice` says so for people.
+  Among several, the strongest measured comes first (`<run>/strength.json`,
+  `azjax.evaluate.strength`: mistakes against perfect play where a solver exists, else Elo in one
+  pool), then an evaluated run (with `eval.md`), then one on the game's standard board
+  (Breakthrough 8x8 before 6x6), then the shorter name (a preset's own run before its variants),
+  then the name. `checkpoint_choice` says so for people.
   """
   found = _candidates(game, rows, cols, search)
   return found[0][0] if found else None
@@ -103,9 +103,9 @@ def _candidates(game: str, rows: int | None, cols: int | None,
         continue
       found.append((run, board, config))
   standard = (games.make(game).rows, games.make(game).cols)
-  ranking = strength.rank([run for run, board, _ in found if board == standard])
-  found.sort(key=lambda f: (f[1] != standard, ranking.rank(f[0]),
-                            not (f[0] / "eval.md").exists(), len(f[0].name), f[0].name))
+  ranking = strength.rank([run for run, _, _ in found])
+  found.sort(key=lambda f: (ranking.rank(f[0]), not (f[0] / "eval.md").exists(),
+                            f[1] != standard, len(f[0].name), f[0].name))
   return found
 
 
@@ -144,22 +144,20 @@ def checkpoint_choice(game: str, rows: int | None = None, cols: int | None = Non
     return text + f", the only {game} agent in results/"
   standard = (games.make(game).rows, games.make(game).cols)
   second = rest[0]
-  ranking = strength.rank([r for r, b, _ in found if b == standard])
-  if (board == standard) != (second[1] == standard):
-    why = f"it plays on the standard {standard[0]}x{standard[1]} board"
-  elif ranking.rank(run) < ranking.rank(second[0]) and second[0] in ranking.order:
-    why = (f"it is the strongest measured: {ranking.text(run)}, against "
-           f"{ranking.text(second[0])} for {_relative(second[0])} ({strength.FILE})")
+  ranking = strength.rank([r for r, _, _ in found])
+  if ranking.rank(run) < ranking.rank(second[0]) and second[0] in ranking.order:
+    why = (f"it is the strongest measured ({strength.FILE}): "
+           f"{ranking.versus(run, second[0], str(_relative(second[0])))}")
   elif ranking.rank(run) < ranking.rank(second[0]):
     why = (f"it is measured ({ranking.text(run)}, {strength.FILE}) and "
            f"{_relative(second[0])} is not")
   elif (run / "eval.md").exists() != (second[0] / "eval.md").exists():
-    why = (f"neither has a measured strength ({strength.FILE}) and it is evaluated (eval.md) "
-           f"and {_relative(second[0])} is not")
+    why = f"it is evaluated (eval.md) and {_relative(second[0])} is not"
+  elif (board == standard) != (second[1] == standard):
+    why = f"it plays on the standard {standard[0]}x{standard[1]} board"
   else:
-    why = (f"it and {_relative(second[0])} tie on board, measured strength ({strength.FILE}) "
-           "and evaluation (eval.md), so the shorter name (a preset's own run, not a variant) "
-           "comes first")
+    why = (f"it and {_relative(second[0])} tie on evaluation (eval.md) and board, so the "
+           "shorter name (a preset's own run, not a variant) comes first")
   others = ", ".join(f"{_relative(r)} ({_network_text(c)}, {b[0]}x{b[1]})" for r, b, c in rest)
   return (text + f", chosen from the {len(found)} {game} agents in results/ because {why}; "
           f"also there: {others} (--checkpoint DIR plays another)")

@@ -73,6 +73,19 @@ def progress(total: int | None, desc: str, *, unit: str = "it", initial: int = 0
               disable=None, leave=False)
 
 
+def reach(bar: Any, limit: int | None = None) -> Callable[[int], None]:
+  """A callback moving `bar` to an absolute count (at most `limit`), for work that reports how
+  far it is (positions found so far) rather than steps."""
+  done = [0]
+
+  def to(count: int) -> None:
+    count = count if limit is None else min(count, limit)
+    bar.update(count - done[0])
+    done[0] = count
+
+  return to
+
+
 def echo(bar: Any, text: str) -> None:
   """Prints a line of the command's output (stdout) above the bar, and flushes it, so a pipe
   (`| tee log`) gets each line as it is made."""

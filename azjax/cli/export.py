@@ -9,7 +9,9 @@ Writes to `--out` (default `<checkpoint>/export`):
 
     params.npz        the network's parameters and BatchNorm statistics, flat names
                       ("params/res_block_0/conv_0/kernel", "batch_stats/stem_bn/mean", ...)
-    meta.json         game, board size, layer shapes, concepts, how the states were collected
+    meta.json         game, board size, layer shapes, concepts, how the states were collected,
+                      the move notation of every action index ("action_moves": {"player0":
+                      ["a2a3", ...], "player1": [...]}) and the run's metrics file ("metrics")
     states.npz        the state table (game id, ply, boards, player to move, legal mask, chosen
                       action, search policy and value, network value, outcome, every concept)
     states.csv        its scalar columns and the board as text
@@ -33,6 +35,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from azjax import console
 from azjax.cli.common import check_counts, prog
 
 
@@ -68,6 +71,24 @@ def mover_policy(spec: str, env, model, variables):
   return agent.policy, f"games of {agent.name} against itself"
 
 
+def action_moves(env) -> dict[str, list[str | None]]:
+  """The move notation of every action index, for each player to move (`"player0"`,
+  `"player1"`): Breakthrough's, checkers' and Slider's actions are in the mover's frame, so one
+  index names two moves; None where an action names no move (it leaves the board)."""
+  state = env.init(jax.random.key(0))
+  table = {}
+  for _ in range(2):
+    names = []
+    for action in range(env.num_actions):
+      try:
+        names.append(env.action_to_move(state, action))
+      except (ValueError, IndexError):
+        names.append(None)
+    table[f"player{int(state.current_player)}"] = names
+    state = env.step(state, env.legal_actions(state)[0])
+  return table
+
+
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
   """Exits with a message naming the flag for a count that cannot be."""
   check_counts(parser, (("--states", args.states, 1), ("--batch", args.batch, 1),
@@ -75,6 +96,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                         ("--opening-moves", args.opening_moves, 0)))
 
 
+@console.command
 def main(argv: list[str] | None = None) -> None:
   parser = build_parser()
   args = parser.parse_args(argv)
@@ -100,12 +122,20 @@ def main(argv: list[str] | None = None) -> None:
   search_config = config.search_config(evaluation=policy is not None,
                                        simulations=args.simulations or None)
 
-  states, table = dataset.collect(
-      env, model, variables, search_config, num_states=args.states,
-      key=jax.random.key(args.seed), batch=args.batch, policy=policy,
-      opening_moves=args.opening_moves)
-  acts = {} if args.no_activations else dataset.activations(
-      model, variables, np.asarray(states.observation))
+  bar = console.progress(args.states, "export: collecting positions", unit="pos")
+  try:
+    states, table = dataset.collect(
+        env, model, variables, search_config, num_states=args.states,
+        key=jax.random.key(args.seed), batch=args.batch, policy=policy,
+        opening_moves=args.opening_moves, on_round=console.reach(bar, args.states))
+    bar.set_description_str("export: activations")
+    acts = {} if args.no_activations else dataset.activations(
+        model, variables, np.asarray(states.observation))
+  except KeyboardInterrupt:
+    console.interrupted(f"nothing written to {out}: the positions were still being collected")
+    sys.exit(console.INTERRUPTED)
+  finally:
+    bar.close()
   meta = dict(
       game=config.game, game_kwargs=config.game_kwargs(), checkpoint=str(run_dir),
       net=dataclasses.asdict(config.net_config()), num_actions=env.num_actions,
@@ -113,7 +143,11 @@ def main(argv: list[str] | None = None) -> None:
       source=f"{source}; search {search_config.algorithm} {search_config.simulations} "
       f"simulations, gumbel_scale {search_config.gumbel_scale}; {args.opening_moves} random "
       f"opening plies; seed {args.seed}",
-      concepts=dataset.concept_meta(env))
+      concepts=dataset.concept_meta(env),
+      # What the policy's indices mean: states.npz's "action" and the policy columns.
+      action_moves=action_moves(env),
+      # The run's training record (loss, games, evaluations per iteration).
+      metrics=str(run_dir / "metrics.jsonl"))
   dataset.save(out, dataset.Dataset(table=table, activations=acts, meta=meta))
   checkpoint.export_npz(variables, out / "params.npz")
   games_count = len(np.unique(table["game_id"]))

@@ -43,6 +43,7 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
+from azjax import console
 from azjax.cli.common import check_counts, command_line, prog
 
 
@@ -364,9 +365,17 @@ def positions(args, config, env, model, variables) -> tuple[Any, np.ndarray, str
     return ds, obs, f"export {args.dataset}"
   # Self-play with the run's own search, noise kept on purpose: the games differ.
   search_config = config.search_config(simulations=args.simulations or None)
-  states, table = dataset.collect(
-      env, model, variables, search_config, num_states=args.states,
-      key=jax.random.key(args.seed), batch=args.batch, opening_moves=args.opening_moves)
+  bar = console.progress(args.states, "probe: collecting positions", unit="pos")
+  try:
+    states, table = dataset.collect(
+        env, model, variables, search_config, num_states=args.states,
+        key=jax.random.key(args.seed), batch=args.batch, opening_moves=args.opening_moves,
+        on_round=console.reach(bar, args.states))
+  except KeyboardInterrupt:
+    console.interrupted("nothing written: the positions were still being collected")
+    sys.exit(console.INTERRUPTED)
+  finally:
+    bar.close()
   ds = dataset.Dataset(table=table, activations={}, meta={"concepts": dataset.concept_meta(env)})
   source = (f"self-play of the final network ({search_config.algorithm}, "
             f"{search_config.simulations} simulations, gumbel_scale "
@@ -382,6 +391,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                         ("--seeds", args.seeds, 1), ("--sweep-seeds", args.sweep_seeds, 1)))
 
 
+@console.command
 def main(argv: list[str] | None = None) -> None:
   parser = build_parser()
   args = parser.parse_args(argv)
@@ -434,60 +444,74 @@ def main(argv: list[str] | None = None) -> None:
   sweep_seeds = seeds[:args.sweep_seeds]
   rows: list[dict] = []
 
-  # -- Controls: the raw input, and random networks of the same shape (one per seed; their
-  # activations are dropped as soon as they are probed, as they can take gigabytes).
-  rows += probe_network({"input": obs}, ds, label="input", iteration=None, network="input",
-                        concepts=concept_names, kinds=kinds, seeds=seeds, layers=["input"],
-                        tune=tune, features=args.features)
-  for seed in seeds:
-    random_acts = random_activations(model, env, obs, seed)
-    layers = list(random_acts)
-    body = [l for l in layers if l != "input"]
-    rows += probe_network(random_acts, ds, label="init", iteration=0, network="random",
-                          concepts=concept_names, kinds=kinds, seeds=[seed], layers=body,
-                          tune=tune, features=args.features)
-    del random_acts
-  print(f"probe: controls done; {time.time() - started:.0f}s")
-
-  # -- Every network: its probes (all probes and seeds on the final one).
-  final_acts = None
-  for label, iteration, variables in networks:
-    is_final = label == final_label
-    acts = dataset.activations(model, variables, obs)
-    rows += probe_network(acts, ds, label=label, iteration=iteration, network="trained",
-                          concepts=concept_names, kinds=kinds if is_final else sweep_kinds,
-                          seeds=seeds if is_final else sweep_seeds, layers=body, tune=tune,
-                          features=args.features)
-    if is_final and not args.no_tcav:
-      final_acts = acts
-    del acts
-    print(f"probe: network {label} done; {time.time() - started:.0f}s")
-
-  summary = summarize(rows)
-
-  # -- TCAV and the causal check on the final network.
-  tcav_concepts = _split(args.tcav_concepts) or [c for c in concept_names if ds.is_binary(c)]
-  for name in tcav_concepts:
-    if name not in known or not ds.is_binary(name):
-      sys.exit(f"error: --tcav-concepts: {name!r} is not a binary concept of {config.game}")
-  tcav_layers = _split(args.tcav_layers) or [l for l in layers if l == "input" or l == "stem"
-                                             or l.startswith("block_")]
-  for layer in tcav_layers:
-    if layer not in layers or not (layer in ("input", "stem") or layer.startswith("block_")):
-      sys.exit(f"error: --tcav-layers: {layer!r} is not the input or a body layer "
-               f"({', '.join(l for l in layers if l not in ('policy_trunk', 'value_trunk'))})")
+  # Progress: the controls (one unit per seed), each network, then TCAV; Ctrl-C stops after the
+  # unit in flight and writes the tables of the units done.
   tcav_rows, causal_rows, tcav_note = [], [], "TCAV and the causal check skipped (--no-tcav)."
-  if not args.no_tcav:
-    tcav_ds = dataset.Dataset(table=ds.table, activations=final_acts, meta=ds.meta)
-    if args.tcav_states is not None:
-      tcav_ds = tcav_ds.take(probes.sample_games(ds.groups, args.tcav_states, seed=args.seed))
-    tcav_note = (f"TCAV and the causal check on {len(tcav_ds)} positions from "
-                 f"{len(np.unique(tcav_ds.groups))} games.")
-    print(f"probe: {tcav_note}")
-    tcav_rows, causal_rows = run_tcav(model, final_variables, tcav_ds, tcav_ds.activations,
-                                      concepts=tcav_concepts, layers=tcav_layers,
-                                      runs=args.tcav_runs, alphas=alphas, seed=args.seed)
-    print(f"probe: TCAV and causal check done; {time.time() - started:.0f}s")
+  bar = console.progress(len(seeds) + len(networks) + (not args.no_tcav), "probe", unit="step")
+  interrupted = False
+  try:
+    # -- Controls: the raw input, and random networks of the same shape (one per seed; their
+    # activations are dropped as soon as they are probed, as they can take gigabytes).
+    rows += probe_network({"input": obs}, ds, label="input", iteration=None, network="input",
+                          concepts=concept_names, kinds=kinds, seeds=seeds, layers=["input"],
+                          tune=tune, features=args.features)
+    for seed in seeds:
+      random_acts = random_activations(model, env, obs, seed)
+      layers = list(random_acts)
+      body = [l for l in layers if l != "input"]
+      rows += probe_network(random_acts, ds, label="init", iteration=0, network="random",
+                            concepts=concept_names, kinds=kinds, seeds=[seed], layers=body,
+                            tune=tune, features=args.features)
+      del random_acts
+      bar.update(1)
+    console.echo(bar, f"probe: controls done; {time.time() - started:.0f}s")
+
+    # -- Every network: its probes (all probes and seeds on the final one).
+    final_acts = None
+    for label, iteration, variables in networks:
+      is_final = label == final_label
+      acts = dataset.activations(model, variables, obs)
+      rows += probe_network(acts, ds, label=label, iteration=iteration, network="trained",
+                            concepts=concept_names, kinds=kinds if is_final else sweep_kinds,
+                            seeds=seeds if is_final else sweep_seeds, layers=body, tune=tune,
+                            features=args.features)
+      if is_final and not args.no_tcav:
+        final_acts = acts
+      del acts
+      bar.update(1)
+      console.echo(bar, f"probe: network {label} done; {time.time() - started:.0f}s")
+
+    summary = summarize(rows)
+
+    # -- TCAV and the causal check on the final network.
+    tcav_concepts = _split(args.tcav_concepts) or [c for c in concept_names if ds.is_binary(c)]
+    for name in tcav_concepts:
+      if name not in known or not ds.is_binary(name):
+        sys.exit(f"error: --tcav-concepts: {name!r} is not a binary concept of {config.game}")
+    tcav_layers = _split(args.tcav_layers) or [l for l in layers if l == "input" or l == "stem"
+                                               or l.startswith("block_")]
+    for layer in tcav_layers:
+      if layer not in layers or not (layer in ("input", "stem") or layer.startswith("block_")):
+        sys.exit(f"error: --tcav-layers: {layer!r} is not the input or a body layer "
+                 f"({', '.join(l for l in layers if l not in ('policy_trunk', 'value_trunk'))})")
+    if not args.no_tcav:
+      tcav_ds = dataset.Dataset(table=ds.table, activations=final_acts, meta=ds.meta)
+      if args.tcav_states is not None:
+        tcav_ds = tcav_ds.take(probes.sample_games(ds.groups, args.tcav_states, seed=args.seed))
+      tcav_note = (f"TCAV and the causal check on {len(tcav_ds)} positions from "
+                   f"{len(np.unique(tcav_ds.groups))} games.")
+      console.echo(bar, f"probe: {tcav_note}")
+      tcav_rows, causal_rows = run_tcav(model, final_variables, tcav_ds, tcav_ds.activations,
+                                        concepts=tcav_concepts, layers=tcav_layers,
+                                        runs=args.tcav_runs, alphas=alphas, seed=args.seed)
+      bar.update(1)
+      console.echo(bar, f"probe: TCAV and causal check done; {time.time() - started:.0f}s")
+  except KeyboardInterrupt:
+    interrupted = console.interrupted(f"writing the tables of what was probed to {out}")
+    tcav_note = "Interrupted (Ctrl-C): the tables hold what was probed before it."
+    summary = summarize(rows)
+  finally:
+    bar.close()
 
   # -- Tables and plots.
   out.mkdir(parents=True, exist_ok=True)
@@ -496,8 +520,9 @@ def main(argv: list[str] | None = None) -> None:
   _csv(out / "tcav.csv", tcav_rows)
   _csv(out / "causal.csv", causal_rows)
   title = f"{config.game} {config.rows}x{config.cols}, {run_dir.name}"
-  write_plots(out, summary, tcav_rows, causal_rows, title=title, kinds=kinds,
-              sweep_kinds=sweep_kinds)
+  if not interrupted:  # The plots need every network (`--replot` draws them later).
+    write_plots(out, summary, tcav_rows, causal_rows, title=title, kinds=kinds,
+                sweep_kinds=sweep_kinds)
 
   command = command_line(parser.prog, argv)
   balance = {c: float(np.mean(ds.labels(c) > 0.5)) for c in concept_names if ds.is_binary(c)}
@@ -508,14 +533,17 @@ def main(argv: list[str] | None = None) -> None:
            f"{time.time() - started:.0f} s.",
            "", "Share of positive labels: "
            + ", ".join(f"{c} {v:.2f}" for c, v in balance.items()), "", tcav_note, ""]
-  lines += summary_lines(summary, tcav_rows, causal_rows, final=final_label, kinds=kinds,
-                         runs=args.tcav_runs)
+  if not interrupted:
+    lines += summary_lines(summary, tcav_rows, causal_rows, final=final_label, kinds=kinds,
+                           runs=args.tcav_runs)
   (out / "summary.md").write_text("\n".join(lines) + "\n")
   (out / "dataset.json").write_text(json.dumps(dict(
       positions=len(ds), games=int(len(np.unique(ds.groups))), source=source,
       positive_share=balance, concepts=ds.meta.get("concepts", {})), indent=2) + "\n")
   print("\n".join(lines))
   print(f"probe: wrote {out}")
+  if interrupted:
+    sys.exit(console.INTERRUPTED)
 
 
 if __name__ == "__main__":

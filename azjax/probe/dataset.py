@@ -179,9 +179,11 @@ def _concat(trees: Sequence[Any]) -> Any:
 
 def collect(env: Game, model: Any, variables: Any, search_config: SearchConfig, *,
             num_states: int, key: jax.Array, batch: int = 64, policy: Policy | None = None,
-            opening_moves: int = 0, dedupe: bool = True,
-            max_rounds: int = 1000) -> tuple[Any, dict[str, np.ndarray]]:
-  """Plays rounds of `batch` games until `num_states` distinct positions are found.
+            opening_moves: int = 0, dedupe: bool = True, max_rounds: int = 1000,
+            on_round: Callable[[int], None] | None = None) -> tuple[Any, dict[str, np.ndarray]]:
+  """Plays rounds of `batch` games until `num_states` distinct positions are found;
+  `on_round(found)` is called after each round with the distinct positions found so far (a
+  progress bar's step).
 
   Returns:
     `(states, table)`: `num_states` positions (a uniform sample without replacement of the
@@ -208,6 +210,8 @@ def collect(env: Game, model: Any, variables: Any, search_config: SearchConfig, 
     found_states.append(_take(states, keep))
     found_columns.append({k: v[keep] for k, v in columns.items()})
     total += len(keep)
+    if on_round is not None:
+      on_round(total)
     if total >= num_states:
       break
   else:

@@ -14,9 +14,10 @@ rows as a table). `--replot` redraws from the JSONL files already in DIR.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from azjax import files, plots
+from azjax import console, files, plots
 from azjax.cli.common import command_line, prog
 from azjax.evaluate import curves
 from azjax.solver import benchmark as solver_benchmark
@@ -49,6 +50,7 @@ def markdown(curves_by_run: dict[str, list[dict]]) -> str:
   return "\n".join(lines)
 
 
+@console.command
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(prog=prog("efficiency"),
                                    description=__doc__.split("\n")[0])
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--replot", action="store_true", help="redraw from DIR/*.jsonl only")
   args = parser.parse_args(argv)
   out = Path(args.out)
+  interrupted = False
   if args.every < 1:
     parser.error(f"--every {args.every}: must be >= 1")
   if args.replot:
@@ -77,22 +80,44 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:
       parser.error(f"--simulations {args.simulations!r}: expected counts like 0,32")
     by_run = {}
-    for name, run_dir in parse_runs(args.runs).items():
+    runs = parse_runs(args.runs)
+    for number, (name, run_dir) in enumerate(runs.items(), 1):
+      rows: list[dict] = []
+      bar = console.progress(None, f"{name} ({number}/{len(runs)})", unit="snapshot")
+
+      def on_row(row, done, total, bar=bar, rows=rows):
+        rows.append(row)
+        bar.total = total
+        bar.update(1)
+
       try:
         from azjax import agents  # noqa: PLC0415
         path = solver_benchmark.positions_path(agents.run_game(run_dir).name, args.positions)
         positions = solver_benchmark.Positions.load(path)
-        rows = curves.solver_curve(run_dir, positions, simulations=simulations,
-                                   every=args.every)
+        curves.solver_curve(run_dir, positions, simulations=simulations, every=args.every,
+                            on_row=on_row)
       except (FileNotFoundError, ValueError) as err:
         parser.exit(2, f"error: {err}\n")
-      by_run[name] = rows
-      print(f"{name}: {len(rows)} snapshots -> {files.write_jsonl(rows, out / f'{name}.jsonl')}")
+      except KeyboardInterrupt:
+        interrupted = console.interrupted(f"writing the {len(rows)} snapshots of {name} scored "
+                                          "so far and the runs before it")
+      finally:
+        bar.close()
+      if rows:
+        by_run[name] = rows
+        print(f"{name}: {len(rows)} snapshots -> "
+              f"{files.write_jsonl(rows, out / f'{name}.jsonl')}")
+      if interrupted:
+        break
+    if not by_run:  # Ctrl-C before the first snapshot was scored.
+      sys.exit(console.INTERRUPTED)
   figures = [plots.plot_curves(by_run, out / "mistakes.png"),
              plots.plot_curves(by_run, out / "mistakes_positions.png", x="positions")]
   table = out / "curves.md"
   table.write_text(f"`{command_line(parser.prog, argv)}`\n\n" + markdown(by_run))
   print("wrote", ", ".join(str(p) for p in [*figures, table]))
+  if interrupted:
+    sys.exit(console.INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from azjax import config as config_lib
-from azjax import games
+from azjax import console, games
 from azjax.cli.common import command_line, prog
 from azjax.cli.train import (
   add_compile_cache_options,
@@ -37,6 +37,7 @@ def parse_seeds(text: str | None) -> list[int] | None:
     raise ValueError(f"--seeds {text!r}: expected integers like 0,1,2 or 0-3") from None
 
 
+@console.command
 def main(argv: list[str] | None = None) -> None:
   from azjax import sweep  # The key lists; imports JAX but compiles nothing.
   from azjax.sweep import timing as sweep_time
@@ -134,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(1)
   print("\n" + str(summary))
   print((sweep_dir / "summary.md").read_text())
+  if summary.interrupted:  # Ctrl-C: the runs stopped after their iteration and were saved.
+    sys.exit(console.INTERRUPTED)
 
 
 if __name__ == "__main__":

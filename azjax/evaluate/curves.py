@@ -13,7 +13,7 @@ time on it and runs trained side by side compare at equal wall-clock (and CPU) t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
@@ -42,12 +42,18 @@ def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
   return out
 
 
+# Called with each row of a curve as it is made, how many are done and how many there will be.
+OnRow = Callable[[dict[str, Any], int, int], None]
+
+
 def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
                  simulations: Sequence[int] = (0, 32), every: int = 1,
-                 key: jax.Array | None = None) -> list[dict[str, Any]]:
+                 key: jax.Array | None = None, on_row: OnRow | None = None
+                 ) -> list[dict[str, Any]]:
   """One row per snapshot (every `every`-th, and always the last): its iteration, training
   minutes and positions, and for each player ("policy", "search<s>") the overall mistake rate,
-  optimal-move rate and value accuracy on `positions`.
+  optimal-move rate and value accuracy on `positions`. `on_row(row, done, total)` is called as
+  each row is made (a command's progress, and what it keeps on Ctrl-C).
 
   Raises:
     FileNotFoundError: the run has no snapshots (`models/`).
@@ -58,7 +64,7 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
     raise FileNotFoundError(f"{run_dir}: no network snapshots (models/<iteration>) to score")
   snapshots = [s for i, s in enumerate(snapshots) if i % every == 0 or i == len(snapshots) - 1]
   if tdleaf.is_run(run_dir):
-    return _tdleaf_curve(run_dir, [i for i, _ in snapshots], positions, key)
+    return _tdleaf_curve(run_dir, [i for i, _ in snapshots], positions, key, on_row)
   config, env, model, abstract = agents.load_network(str(run_dir))
   bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations,
                                            search_config=config.search_config())
@@ -73,11 +79,14 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
     row: dict[str, Any] = {"iteration": iteration, "minutes": round(secs / 60, 2),
                            "positions": played}
     rows.append({**row, **solver_benchmark.overall(results)})
+    if on_row is not None:
+      on_row(rows[-1], len(rows), len(snapshots))
   return rows
 
 
 def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
-                  positions: solver_benchmark.Positions, key: jax.Array | None):
+                  positions: solver_benchmark.Positions, key: jax.Array | None,
+                  on_row: OnRow | None = None):
   """`solver_curve` of a TD-Leaf run: its alpha-beta player ("alphabeta<depth>") at each
   snapshot; it has no raw policy and no value head to score."""
   learner, _ = tdleaf.load(run_dir)
@@ -94,4 +103,6 @@ def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
     secs, played = seconds.get(iteration, (float("nan"), 0))
     rows.append({"iteration": iteration, "minutes": round(secs / 60, 2), "positions": played,
                  **solver_benchmark.overall(results)})
+    if on_row is not None:
+      on_row(rows[-1], len(rows), len(iterations))
   return rows

@@ -259,6 +259,10 @@ def test_export_reloads_to_the_same_arrays(exported, tmp_path):
   np.testing.assert_allclose(ds.table["search_policy"].sum(-1), 1.0, rtol=1e-5)
   meta = json.loads((out / "meta.json").read_text())
   assert meta["game"] == "breakthrough" and meta["num_states"] == 60
+  # Every action index's move, for each player to move, and the run's metrics file.
+  assert meta["action_moves"]["player0"][1] == env.action_to_move(env.init(jax.random.key(0)), 1)
+  assert len(meta["action_moves"]["player1"]) == env.num_actions
+  assert meta["metrics"] == str(run_dir / "metrics.jsonl")
   # Saving what was loaded gives the same files back.
   dataset.save(tmp_path / "copy", ds)
   copy = dataset.load(tmp_path / "copy")

@@ -1,0 +1,121 @@
+"""`azjax.console`: Ctrl-C keeps what finished and exits 130 in one line; a missing extra exits 3
+in one line; no tracebacks. The Ctrl-C tests send a real SIGINT to a command in a subprocess."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from azjax import console
+from azjax.config import Config
+from azjax.runs import driver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs `azjax ARGS...` with `TARGET` (module:attribute[.attribute]) wrapped so that its second
+# call sends SIGINT to the process first: a Ctrl-C after one unit of work has finished.
+SIGINT_ON_SECOND_CALL = """
+import functools, importlib, os, signal, sys
+module, _, path = sys.argv[1].partition(":")
+owner = importlib.import_module(module)
+*parents, name = path.split(".")
+for parent in parents:
+  owner = getattr(owner, parent)
+original, calls = getattr(owner, name), []
+@functools.wraps(original)
+def patched(*args, **kwargs):
+  calls.append(1)
+  if len(calls) == 2:
+    os.kill(os.getpid(), signal.SIGINT)
+  return original(*args, **kwargs)
+setattr(owner, name, patched)
+from azjax.cli import main
+sys.exit(main.main(sys.argv[2:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+  """A tiny tic-tac-toe run (one training iteration, nothing evaluated)."""
+  path = tmp_path_factory.mktemp("console") / "ttt"
+  config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
+                  simulations=4, selfplay_batch=8, selfplay_steps=2, buffer_size=64,
+                  min_buffer=8, train_batch=8, sgd_steps=1, iterations=1, eval_every=0,
+                  eval_games=0, checkpoint_every=0)
+  driver.train_and_evaluate(config, path, progress=False)
+  return path
+
+
+def sigint_on_second_call(target: str, *argv: str) -> subprocess.CompletedProcess:
+  env = {**os.environ, "PYTHONPATH": str(ROOT)}
+  return subprocess.run([sys.executable, "-c", SIGINT_ON_SECOND_CALL, target, *argv],
+                        capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+
+
+def assert_one_line_exit(proc: subprocess.CompletedProcess) -> None:
+  assert proc.returncode == console.INTERRUPTED, proc.stderr
+  assert "Traceback" not in proc.stderr, proc.stderr
+  assert len([l for l in proc.stderr.splitlines() if l.startswith("interrupted:")]) == 1
+
+
+def test_solver_benchmark_ctrl_c_writes_the_players_scored(run_dir, tmp_path):
+  out = tmp_path / "out"
+  proc = sigint_on_second_call("azjax.solver.benchmark:SolverBenchmark.player_actions",
+                               "evaluate", "--checkpoint", str(run_dir), "--solver",
+                               "--simulations", "2", "--out", str(out))
+  assert_one_line_exit(proc)
+  # The raw policy finished before Ctrl-C, the search had not: the table holds the first.
+  table = (out / "eval.md").read_text()
+  assert "| policy | all |" in table and "| search2 |" not in table
+  assert "- interrupted: players policy scored" in table
+  assert not (run_dir / "strength.json").exists()  # Only a finished benchmark measures.
+
+
+def test_opponent_matches_ctrl_c_writes_the_matches_played(run_dir, tmp_path):
+  out = tmp_path / "out"
+  proc = sigint_on_second_call("azjax.evaluate.tournament:timed_play", "evaluate",
+                               "--checkpoint", str(run_dir), "--opponents", "random,mcts:2",
+                               "--games", "2", "--simulations", "2", "--out", str(out))
+  assert_one_line_exit(proc)
+  rows = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
+  assert len(rows) == 1 and "- interrupted after 1 of 2 matches" in (out / "eval.md").read_text()
+
+
+def test_each_keeps_the_units_done(capsys):
+  def work(unit, bar):
+    if unit == 2:
+      raise KeyboardInterrupt
+    return unit * 10
+
+  done, interrupted = console.each([1, 2, 3], work, "units", what="writing them")
+  assert (done, interrupted) == ([10], True)
+  assert capsys.readouterr().err.strip() == "interrupted: writing them (1 of 3 done)"
+
+
+def test_missing_extra_is_one_line_and_exit_3(monkeypatch, capsys):
+  from azjax import games, solver
+
+  monkeypatch.setitem(sys.modules, "bitbully", None)  # "import bitbully" now fails.
+
+  @console.command
+  def needs_solver():
+    solver.for_game(games.make("connect_four"))
+
+  with pytest.raises(SystemExit) as exc:
+    needs_solver()
+  assert exc.value.code == console.MISSING_EXTRA
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "'solver' (bitbully): pip install -e \".[solver]\"" in err
+
+
+def test_gpu_asked_without_the_cuda_extra(monkeypatch, capsys):
+  monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+  if not console.missing_gpu():
+    pytest.skip("a CUDA plugin is installed")
+  with pytest.raises(SystemExit) as exc:
+    console.command(lambda: None)()
+  assert exc.value.code == console.MISSING_EXTRA
+  assert 'pip install -e ".[cuda]"' in capsys.readouterr().err

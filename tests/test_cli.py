@@ -127,3 +127,14 @@ def test_a_script_runs_from_the_checkout():
                           capture_output=True, text=True, timeout=120)
   assert result.returncode == 0, result.stderr
   assert result.stdout.startswith("usage: python -m experiments.tic_tac_toe")
+
+
+def test_the_commands_after_training_are_the_readmes(monkeypatch):
+  """The commands `azjax train` prints at its end are the README's, word for word."""
+  from azjax.cli import train
+
+  monkeypatch.setattr(sys, "argv", ["azjax"])
+  lines = train.next_commands("azjax train breakthrough", "breakthrough",
+                              "runs/breakthrough_cpu-<date>-<time>")
+  readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+  assert "to go on with it:\n" + "\n".join(lines) + "\n```" in readme

@@ -204,5 +204,18 @@ def main(game: str, argv: list[str] | None = None) -> None:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)
   print("\n" + str(summary))
-  print(f"continue it: {parser.prog} --run-dir {run_dir} --resume; play against it: "
-        f"{prog('play')} --checkpoint {run_dir}")
+  print("\n".join(["", "to go on with it:", *next_commands(parser.prog, game, run_dir)]))
+
+
+def next_commands(train_prog: str, game: str, run_dir: str | Path) -> list[str]:
+  """The commands printed at the end of a run, as the README shows them: play it, evaluate it
+  (against perfect play where the game has a solver), continue it."""
+  from azjax import solver  # noqa: PLC0415
+
+  evaluate = (f"{prog('evaluate')} --checkpoint {run_dir} --solver" if game in solver.SOLVED_GAMES
+              else f"{prog('evaluate')} --checkpoint {run_dir} --opponents random,mcts:200")
+  commands = [(f"{prog('play')} --checkpoint {run_dir}", "play it in the terminal"),
+              (f"{prog('play')} --checkpoint {run_dir} --web", "... or in a browser"),
+              (evaluate, "score it"),
+              (f"{train_prog} --run-dir {run_dir} --resume", "train it further")]
+  return [f"  {c}  # {why}" for c, why in commands]

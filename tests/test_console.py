@@ -119,3 +119,12 @@ def test_gpu_asked_without_the_cuda_extra(monkeypatch, capsys):
     console.command(lambda: None)()
   assert exc.value.code == console.MISSING_EXTRA
   assert 'pip install -e ".[cuda]"' in capsys.readouterr().err
+
+
+def test_missing_openspiel_names_its_extra(monkeypatch):
+  from azjax import games
+  from azjax.evaluate import openspiel_bridge
+
+  monkeypatch.setitem(sys.modules, "pyspiel", None)
+  with pytest.raises(console.MissingExtra, match=r"'openspiel' \(open-spiel\): pip install"):
+    openspiel_bridge.openspiel_game(games.make("breakthrough"))

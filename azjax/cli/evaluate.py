@@ -20,7 +20,10 @@ strength against perfect play (`azjax.solver.benchmark`, tic-tac-toe and Connect
 mistake rate, optimal-move rate and value accuracy of the raw policy and of search with each
 `--simulations` count, by ply range, on the committed set of solver-labelled positions. The
 table goes to eval.md as in the other modes; `--solver-out FILE.md` also writes it alone with
-its command, and the metrics as `FILE.json` beside it.
+its command, and the metrics as `FILE.json` beside it. A finished benchmark of the final network
+also writes `<checkpoint>/strength.json` (`azjax.evaluate.strength`: the mistake rate of the
+search with the most simulations, and how it was measured), by which `azjax play` picks the
+strongest agent of a game; `--pool` writes each run's Elo there.
 `--opponents solver` plays the perfect solver itself (random among the moves that keep its
 result for its first two moves).
 

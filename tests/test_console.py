@@ -3,6 +3,7 @@ in one line; no tracebacks. The Ctrl-C tests send a real SIGINT to a command in 
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -90,7 +91,11 @@ def test_each_keeps_the_units_done(capsys):
       raise KeyboardInterrupt
     return unit * 10
 
-  done, interrupted = console.each([1, 2, 3], work, "units", what="writing them")
+  previous = signal.getsignal(signal.SIGINT)  # `interrupted` ignores a second Ctrl-C.
+  try:
+    done, interrupted = console.each([1, 2, 3], work, "units", what="writing them")
+  finally:
+    signal.signal(signal.SIGINT, previous)
   assert (done, interrupted) == ([10], True)
   assert capsys.readouterr().err.strip() == "interrupted: writing them (1 of 3 done)"
 

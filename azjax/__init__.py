@@ -20,7 +20,8 @@ periphery is grouped into packages:
    `azjax.play` (sessions, engines, the web page, rendering), `azjax.probe`: evaluating,
    playing and probing; `azjax.plots` draws every figure; `azjax.cli` holds the commands.
 
-`azjax.files` (atomic writes, JSONL) serves every layer.
+`azjax.files` (atomic writes, JSONL) serves every layer; `azjax.console` (progress on a terminal,
+Ctrl-C that keeps what finished, a missing optional extra in one line) serves the long commands.
 
 The submodules load on first use (`import azjax; azjax.agents.load(...)` works), so `import
 azjax` alone does not import JAX.
@@ -35,7 +36,7 @@ __version__ = "0.1.0"
 
 # The public modules, in reading order.
 __all__ = [
-    "files", "games", "nets", "search", "uct", "alphabeta", "selfplay", "replay", "augment",
+    "files", "console", "games", "nets", "search", "uct", "alphabeta", "selfplay", "replay", "augment",
     "train", "config", "sharding", "agents", "arena", "solver", "runs", "tdleaf", "sweep",
     "evaluate", "play", "probe", "plots", "cli",
 ]

@@ -36,9 +36,9 @@ __version__ = "0.1.0"
 
 # The public modules, in reading order.
 __all__ = [
-    "files", "console", "games", "nets", "search", "uct", "alphabeta", "selfplay", "replay", "augment",
-    "train", "config", "sharding", "agents", "arena", "solver", "runs", "tdleaf", "sweep",
-    "evaluate", "play", "probe", "plots", "cli",
+    "files", "console", "games", "nets", "search", "uct", "alphabeta", "selfplay", "replay",
+    "augment", "train", "config", "sharding", "agents", "arena", "solver", "runs", "tdleaf",
+    "sweep", "evaluate", "play", "probe", "plots", "cli",
 ]
 
 

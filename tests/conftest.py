@@ -58,3 +58,28 @@ def pytest_collection_modifyitems(config, items):
   for item in items:
     if "slow" in item.keywords:
       item.add_marker(skip_slow)
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+  """`trained_run(game, **overrides)`: the run directory of `tiny.config(game, **overrides)`
+  trained for `tiny.TINY.iterations` iterations (its final network in `model/`, a snapshot in
+  `models/` every 2 iterations), made once per test session (per xdist worker) in a temporary
+  directory. Tests read it and must not write into it: copy it (`shutil.copytree`) first.
+  Tests never read `results/`, the record of real runs, for their networks."""
+  from tiny import config
+
+  from azjax.runs import driver
+
+  runs = {}
+
+  def get(game: str = "tic_tac_toe", **overrides):
+    name = ",".join([game, *(f"{k}={v}" for k, v in sorted(overrides.items()))])
+    if name not in runs:
+      run_dir = tmp_path_factory.mktemp("trained") / name.replace("=", "_").replace(",", "_")
+      driver.train_and_evaluate(config(game, checkpoint_every=2, **overrides), run_dir,
+                                progress=False)
+      runs[name] = run_dir
+    return runs[name]
+
+  return get

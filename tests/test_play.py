@@ -8,6 +8,7 @@ The terminal is driven through its standard input: in-process (`azjax.cli.play.r
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -185,13 +186,13 @@ def test_undo_takes_back_the_reply_too(bt5, factory):
 TTT_WIN_IN_ONE = "a1 a2 b1 b2"  # X to move; c1 wins
 
 
-@pytest.mark.parametrize("spec", ["az:16", "az:16:algorithm=puct", "mcts:200", "alphabeta:2",
+# PUCT follows a barely trained prior (the tiny network of `trained_run`) longer than Gumbel's
+# Sequential Halving does: it needs 64 simulations to see the win.
+@pytest.mark.parametrize("spec", ["az:16", "az:64:algorithm=puct", "mcts:200", "alphabeta:2",
                                   "azab:2", "policy", "random"])
-def test_engines_explain_their_moves(spec, factory):
+def test_engines_explain_their_moves(spec, factory, trained_run):
   env = games.make("tic_tac_toe")
-  run_dir = REPO / "results" / "tic_tac_toe"
-  if agents.parse_spec(spec).info.network and not (run_dir / "model").is_dir():
-    pytest.skip("results/tic_tac_toe holds no trained model")
+  run_dir = trained_run("tic_tac_toe")
   engine = factory.make(env, spec, run_dir)
   session = play.Session(env, (None, None))
   for move in TTT_WIN_IN_ONE.split():
@@ -217,13 +218,11 @@ def test_engines_explain_their_moves(spec, factory):
     assert "value for X +" in text and "top moves (visit share): c1" in text
 
 
-def test_analysis_numbers_come_from_the_search(factory):
+def test_analysis_numbers_come_from_the_search(factory, trained_run):
   """The az engine's shares and Q-values are `search.search`'s root statistics: with PUCT the
   visit shares are the search's action weights, and they sum to 1 over the legal moves."""
   env = games.make("tic_tac_toe")
-  run_dir = REPO / "results" / "tic_tac_toe"
-  if not (run_dir / "model").is_dir():
-    pytest.skip("results/tic_tac_toe holds no trained model")
+  run_dir = trained_run("tic_tac_toe")
   engine = factory.make(env, "az:32:algorithm=puct", run_dir)
   session = play.Session(env, (None, None))
   session.play("b2")  # O to move: eight legal moves.
@@ -320,13 +319,17 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   assert azab.players[1] == agents.Spec("azab") and azab.run_dir == run
 
 
-def test_the_repository_results_give_a_default_opponent(monkeypatch):
-  monkeypatch.chdir(REPO)
-  run = play.find_checkpoint("breakthrough")
-  if run is None:
-    pytest.skip("results/ holds no trained Breakthrough agent")
-  setup = play.resolve_setup("breakthrough")
-  assert setup.players[1].kind == "az" and setup.run_dir == run
+def test_a_results_directory_gives_the_default_opponent(monkeypatch, tmp_path, trained_run):
+  """A trained run under ./results is found from the working directory (a wheel has no
+  repository results/ to search)."""
+  run = tmp_path / "results" / "breakthrough_tiny"
+  shutil.copytree(trained_run("breakthrough"), run)
+  monkeypatch.chdir(tmp_path)
+  monkeypatch.setattr(play.checkpoints, "__file__", str(tmp_path / "site" / "a" / "b" / "c.py"))
+  assert play.checkpoints.results_dirs() == [tmp_path / "results"]
+  assert play.find_checkpoint("breakthrough").resolve() == run.resolve()
+  setup = play.resolve_setup("breakthrough", rows=5, cols=5)
+  assert setup.players[1].kind == "az" and setup.run_dir.resolve() == run.resolve()
 
 
 def test_the_repository_connect_four_default_is_its_strongest_agent(monkeypatch):

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import tiny
 
 from azjax import config as config_lib
 from azjax import train
@@ -16,13 +17,20 @@ from azjax.cli import train as _cli
 from azjax.config import Config
 from azjax.runs import checkpoint, driver
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
 # One config for every training below (`max_iterations` stops early), so that they share one
-# compiled iteration (see `shared_compilation`).
-TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
-              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
-              min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
-              eval_games=0, checkpoint_every=1)
+# compiled iteration (see `shared_compilation`) with the other tests (tests/tiny.py).
+TINY = dataclasses.replace(tiny.TINY, checkpoint_every=1)
+
+
+@pytest.fixture
+def finished_run(trained_run, tmp_path):
+  """A copy of a trained run as results/ keeps one: its config, metrics, plots, final network
+  and an `eval.md`, without checkpoints or snapshots."""
+  run = tmp_path / "results" / "tic_tac_toe"
+  shutil.copytree(trained_run("tic_tac_toe"), run,
+                  ignore=shutil.ignore_patterns("checkpoints", "models", "metrics.csv"))
+  (run / "eval.md").write_text("| a match |\n")
+  return run
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +78,9 @@ def metric_iterations(run_dir: Path) -> list[int]:
 # -- Run directories -------------------------------------------------------------------------------
 
 
-def test_commands_leave_a_committed_result_byte_identical(tmp_path, capsys):
-  run = tmp_path / "tic_tac_toe"
-  shutil.copytree(RESULTS / "tic_tac_toe", run)
+def test_commands_leave_a_committed_result_byte_identical(finished_run, tmp_path, capsys,
+                                                          monkeypatch):
+  run = finished_run
   before = tree_digest(run)
   assert "config.json" in before and "metrics.jsonl" in before
   # A new run, with or without other settings, and a resume with other settings.
@@ -86,13 +94,14 @@ def test_commands_leave_a_committed_result_byte_identical(tmp_path, capsys):
     assert "error:" in err, argv
     assert tree_digest(run) == before, argv
   err = cli_error(capsys, "tic_tac_toe", ["--run-dir", str(run), "--set", "hidden=8"])
-  assert "already holds a run (config.json, metrics.jsonl, metrics.csv, model)" in err
+  assert "already holds a run (config.json, metrics.jsonl, model)" in err
   assert "--resume" in err and "--overwrite" in err
   err = cli_error(capsys, "tic_tac_toe", ["--run-dir", str(run), "--resume"])
   assert "holds a trained network (model) but no checkpoint" in err and "--init-from" in err
-  # Evaluation writes to a committed run only when --out names it.
+  # Evaluation writes to a committed run (here in ./results) only when --out names it.
   from azjax.cli import evaluate
-  args = evaluate.build_parser().parse_args(["--checkpoint", str(RESULTS / "tic_tac_toe")])
+  monkeypatch.chdir(tmp_path)
+  args = evaluate.build_parser().parse_args(["--checkpoint", str(run)])
   assert evaluate.output_dir(args, args.checkpoint) is None
   assert evaluate.output_dir(args, tmp_path) == tmp_path
   args.out = str(tmp_path / "eval")
@@ -172,18 +181,16 @@ def test_nan_stop_says_when_no_checkpoint_exists(tmp_path, monkeypatch, shared_c
     driver.train_and_evaluate(TINY, tmp_path, progress=False)
 
 
-def test_resume_needs_a_run_and_overwrite_replaces_one(tmp_path, capsys):
+def test_resume_needs_a_run_and_overwrite_replaces_one(finished_run, tmp_path, capsys):
   err = cli_error(capsys, "tic_tac_toe", ["--resume"])
   assert "--resume continues the run in --run-dir" in err
   err = cli_error(capsys, "tic_tac_toe", ["--resume", "--run-dir", str(tmp_path / "none")])
   assert "config.json does not exist" in err
-  run = tmp_path / "run"
-  shutil.copytree(RESULTS / "tic_tac_toe", run)
+  run = finished_run
   (run / "checkpoints" / "7").mkdir(parents=True)
   (run / "checkpoints" / "7" / "x").write_text("x")
   removed = driver.clear_run(run)
-  assert set(removed) == {"config.json", "metrics.jsonl", "metrics.csv", "model", "checkpoints",
-                          "losses.png", "winrate.png"}
+  assert set(removed) == {"config.json", "metrics.jsonl", "model", "checkpoints", "losses.png"}
   assert driver.run_files(run) == [] and (run / "eval.md").exists()
 
 
@@ -256,10 +263,10 @@ def test_config_file_errors_name_the_file(tmp_path):
     ("export", ["--opening-moves", "-1"], "--opening-moves"),
     ("probe", ["--states", "0"], "--states"), ("probe", ["--batch", "-1"], "--batch"),
     ("probe", ["--simulations", "0"], "--simulations"), ("probe", ["--seeds", "0"], "--seeds")])
-def test_export_and_probe_check_their_arguments(module, argv, flag, capsys):
+def test_export_and_probe_check_their_arguments(module, argv, flag, capsys, tmp_path):
   import importlib
   main = importlib.import_module(f"azjax.cli.{module}").main
   with pytest.raises(SystemExit) as info:
-    main(["--checkpoint", str(RESULTS / "tic_tac_toe"), *argv])
+    main(["--checkpoint", str(tmp_path), *argv])  # Arguments are checked before the run.
   assert info.value.code == 2
   assert flag in capsys.readouterr().err

@@ -29,10 +29,14 @@ from azjax.play.texts import _relative, _takes_board_size, describe_game, parse_
 
 
 def results_dirs() -> list[Path]:
-  """Where trained runs are looked for: ./results, then the repository's results/."""
+  """Where trained runs are looked for: ./results, then the repository's results/ (in a
+  checkout; an installed wheel has none, and then only ./results is searched)."""
   here = Path.cwd() / "results"
-  repo = Path(__file__).resolve().parents[2] / "results"  # azjax/play/checkpoints.py
-  return [here] if here.resolve() == repo.resolve() else [here, repo]
+  checkout = Path(__file__).resolve().parents[2]  # azjax/play/checkpoints.py
+  repo = checkout / "results"
+  if not (checkout / "pyproject.toml").exists() or here.resolve() == repo.resolve():
+    return [here]
+  return [here, repo]
 
 
 def _board_of(config) -> tuple[int, int]:

@@ -15,7 +15,6 @@ from azjax.evaluate import tournament
 from azjax.solver import benchmark as sb
 from azjax.solver import positions as solver_positions
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
 BITBULLY_REASON = f'the Connect Four solver needs bitbully: {solver.INSTALL_HINT}'
 X = sb.ILLEGAL
 
@@ -77,7 +76,7 @@ def test_positions_round_trip(tmp_path):
 
 def test_committed_tic_tac_toe_set_is_every_live_position_labelled_by_the_solver():
   env = games.make("tic_tac_toe")
-  positions = sb.Positions.load(RESULTS / "solver_benchmark" / "tic_tac_toe.npz")
+  positions = sb.Positions.load(sb.positions_path("tic_tac_toe"))
   assert len(positions) == 4520  # 5478 reachable states, 958 of them finished.
   rng = np.random.default_rng(0)
   sample = positions.subset(rng.choice(len(positions), 64, replace=False))
@@ -93,7 +92,7 @@ def test_committed_tic_tac_toe_set_is_every_live_position_labelled_by_the_solver
 def test_committed_connect_four_set_matches_the_solver():
   pytest.importorskip("bitbully", reason=BITBULLY_REASON)
   env = games.make("connect_four")
-  positions = sb.Positions.load(RESULTS / "solver_benchmark" / "connect_four.npz")
+  positions = sb.Positions.load(sb.positions_path("connect_four"))
   assert len(positions) == 1000
   np.testing.assert_array_equal(np.bincount(positions.source), [500, 500])
   sample = positions.subset(np.random.default_rng(1).choice(len(positions), 12, replace=False))
@@ -109,9 +108,27 @@ def test_the_games_give_the_ply_ranges_and_the_sets():
   # A game with no ranges of its own: four equal ranges over the positions' plies (1..8).
   positions = dataclasses.replace(hand_made(), game="breakthrough")
   assert sb.ply_ranges_of("breakthrough", positions) == ((0, 1), (2, 3), (4, 5), (6, 8))
-  # One committed set per solved game.
+  # One packaged set per solved game, found by name; a missing one is named in the error.
   assert tuple(sb.DEFAULT_PATHS) == solver.SOLVED_GAMES == ("connect_four", "tic_tac_toe")
-  assert all((RESULTS.parent / path).exists() for path in sb.DEFAULT_PATHS.values())
+  assert all(Path(path).exists() for path in sb.DEFAULT_PATHS.values())
+  assert sb.positions_path("tic_tac_toe") == sb.packaged_path("tic_tac_toe")
+  assert None in sb.packaged_sets("tic_tac_toe")
+  with pytest.raises(ValueError, match="no packaged solver benchmark set nonesuch"):
+    sb.positions_path("tic_tac_toe", name="nonesuch")
+  with pytest.raises(ValueError, match="breakthrough has no packaged"):
+    sb.positions_path("breakthrough")
+
+
+def test_the_sets_are_package_data():
+  """The sets are read from the installed package (importlib.resources), not from a checkout's
+  results/, and pyproject.toml declares them, so that a wheel holds them (.ci/wheel)."""
+  import importlib.resources
+
+  packaged = importlib.resources.files("azjax") / "data" / "solver_positions"
+  assert Path(sb.BENCHMARK_DIR) == Path(str(packaged))
+  assert (packaged / "tic_tac_toe.npz").is_file()
+  pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+  assert '"azjax" = ["data/solver_positions/*.npz"]' in pyproject
 
 
 def test_built_sets_are_reproducible_distinct_and_live():
@@ -128,7 +145,7 @@ def test_built_sets_are_reproducible_distinct_and_live():
 
 def test_agents_on_the_benchmark():
   env = games.make("tic_tac_toe")
-  positions = sb.Positions.load(RESULTS / "solver_benchmark" / "tic_tac_toe.npz")
+  positions = sb.Positions.load(sb.positions_path("tic_tac_toe"))
   positions = positions.subset(np.arange(0, len(positions), 15))
   key = jax.random.key(0)
   perfect = sb.evaluate_policy(env, agents.make("solver", env, random_opening_moves=0),
@@ -145,7 +162,7 @@ def test_agents_on_the_benchmark():
 
 def test_network_benchmark_compiles_once():
   env = games.make("tic_tac_toe")
-  positions = sb.Positions.load(RESULTS / "solver_benchmark" / "tic_tac_toe.npz").subset(
+  positions = sb.Positions.load(sb.positions_path("tic_tac_toe")).subset(
       np.arange(0, 4520, 90))
   model = nets.make(nets.NetConfig(kind="mlp", blocks=0, hidden=8, value_hidden=8),
                     env.num_actions)
@@ -172,19 +189,22 @@ def test_play_vs_solver_reports_both_colours():
   assert result.wins == 0  # Nobody beats perfect play.
 
 
-def test_evaluate_solver_mode(tmp_path):
+def test_evaluate_solver_mode(tmp_path, trained_run):
   from azjax.cli import evaluate
 
   assert evaluate.simulation_counts("32,128") == (32, 128) and evaluate.simulation_counts("8") == 8
-  positions = sb.Positions.load(RESULTS / "solver_benchmark" / "tic_tac_toe.npz")
+  positions = sb.Positions.load(sb.positions_path("tic_tac_toe"))
   small = positions.subset(np.arange(0, 4520, 150)).save(tmp_path / "small.npz")
   out = tmp_path / "table.md"
-  evaluate.main(["--checkpoint", str(RESULTS / "tic_tac_toe"), "--solver", "--simulations", "2",
+  evaluate.main(["--checkpoint", str(trained_run("tic_tac_toe")), "--solver", "--simulations", "2",
                  "--positions", str(small), "--solver-out", str(out)])
   text = out.read_text()
+  assert f"on {small} (" in text  # A set of one's own by its path; a packaged one by name:
+  assert sb.positions_label(sb.packaged_path("tic_tac_toe")) == (
+      "azjax/data/solver_positions/tic_tac_toe.npz")
   assert "--solver" in text and "| search2 | all |" in text and "| policy | 0-2 |" in text
   report = json.loads(out.with_suffix(".json").read_text())
   assert set(report["metrics"]) == {"policy", "search2"}
   with pytest.raises(SystemExit):  # Several counts are for --solver only.
-    evaluate.main(["--checkpoint", str(RESULTS / "tic_tac_toe"), "--simulations", "2,4"])
+    evaluate.main(["--checkpoint", str(trained_run("tic_tac_toe")), "--simulations", "2,4"])
   assert tournament.parse_opponent(games.make("tic_tac_toe"), "solver:0").name == "solver-r0"

@@ -14,7 +14,7 @@ to `DIR/eval.md`; every mode writes its tables and plots there). A run in the co
 `results/` is written only when `--out` names it: by default its tables are printed only.
 
     azjax evaluate --checkpoint DIR --solver [--simulations 32,128] \
-        [--positions results/solver_benchmark/connect_four.npz] [--solver-out FILE.md]
+        [--positions FILE.npz] [--solver-out FILE.md]
 
 strength against perfect play (`azjax.solver.benchmark`, tic-tac-toe and Connect Four): the
 mistake rate, optimal-move rate and value accuracy of the raw policy and of search with each
@@ -154,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "ladder played in pieces, e.g. low and high rungs in two processes); a "
                     "player's later row for a rung replaces an earlier one")
   parser.add_argument("--positions", default=None, metavar="NPZ",
-                      help="--solver: the labelled positions (default: the game's set in "
-                      "results/solver_benchmark/)")
+                      help="--solver: the labelled positions (default: the game's set packaged in "
+                      "azjax/data/solver_positions/)")
   parser.add_argument("--solver-out", default=None, metavar="FILE.md",
                       help="--solver: write the table there with its command, and FILE.json")
   parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")
@@ -327,7 +327,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   sources = "; ".join(f"src{i}: {int(np.sum(positions.source == i))} from {name}"
                       for i, name in enumerate(positions.sources))
   label = args.checkpoint + ("" if args.snapshot is None else f"@{args.snapshot}")
-  lines = [f"Solver benchmark of {label} on {path} ({len(positions)} positions; "
+  shown = solver_benchmark.positions_label(path)
+  lines = [f"Solver benchmark of {label} on {shown} ({len(positions)} positions; "
            f"{sources}); {seconds:.0f} s", "", solver_benchmark.markdown_table(results)]
   if interrupted:
     lines += ["", f"- interrupted: players {', '.join(results)} scored, of "
@@ -345,7 +346,7 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     metrics = {player: {part: {k: None if v != v else v for k, v in m.items()}
                         for part, m in parts.items()} for player, parts in results.items()}
     report = dict(command=command, checkpoint=args.checkpoint, snapshot=args.snapshot,
-                  positions=str(path), sources=list(positions.sources), seconds=seconds,
+                  positions=shown, sources=list(positions.sources), seconds=seconds,
                   metrics=metrics)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {out} and {out.with_suffix('.json')}", flush=True)

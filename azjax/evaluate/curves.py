@@ -5,7 +5,7 @@ training seconds of every iteration (`metrics.jsonl`). `solver_curve` scores eac
 a labelled position set (`azjax.solver.benchmark`) after the run, so the run itself spends no
 time on it and runs trained side by side compare at equal wall-clock (and CPU) time:
 
->>> positions = solver_benchmark.Positions.load("results/solver_benchmark/connect_four.npz")
+>>> positions = solver_benchmark.Positions.load(solver_benchmark.positions_path("connect_four"))
 >>> rows = solver_curve("runs/c4", positions, simulations=(0, 32))
 >>> azjax.plots.plot_curves({"baseline": rows}, "mistakes.png")
 """

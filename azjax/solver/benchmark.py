@@ -1,6 +1,6 @@
 """Strength against perfect play: mistake rates of a player on positions labelled by the solver.
 
->>> positions = Positions.load("results/solver_benchmark/connect_four.npz")
+>>> positions = Positions.load(positions_path("connect_four"))   # the packaged set
 >>> bench = SolverBenchmark(env, model, positions, simulations=(0, 32))   # compiles once
 >>> metrics = bench(variables, key)   # {"policy": {"all": {...}, "0-10": ...}, "search32": ...}
 >>> print(markdown_table(metrics))
@@ -36,7 +36,7 @@ network's variables as an argument, so a training loop builds it once and calls 
 iterations without compiling again.
 
     python -m azjax.solver.benchmark --game connect_four --agent results/connect_four_gpu \
-        --out results/solver_benchmark/connect_four.npz
+        --out azjax/data/solver_positions/connect_four.npz
 
 builds and labels a set (`python -m experiments.evaluate --checkpoint RUN --solver` scores a
 network on it).
@@ -64,6 +64,9 @@ from azjax.solver.positions import (
   all_positions,
   build_positions,
   label,
+  packaged_path,
+  packaged_sets,
+  positions_label,
   positions_path,
   replay,
   sample_positions,
@@ -351,7 +354,8 @@ def main(argv: list[str] | None = None) -> None:
                       help="every reachable live position instead (small games)")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--out", default=None,
-                      help=f"the .npz file (default: {BENCHMARK_DIR}/GAME.npz)")
+                      help="the .npz file (default: the packaged set, "
+                      "azjax/data/solver_positions/GAME.npz)")
   args = parser.parse_args(argv)
   env = games.make(args.game)
   if args.all:
@@ -379,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
 __all__ = [
     # The position sets (`azjax.solver.positions`).
     "BENCHMARK_DIR", "DEFAULT_PATHS", "ILLEGAL", "Positions", "all_positions", "build_positions",
-    "label", "positions_path", "replay", "sample_positions",
+    "label", "packaged_path", "packaged_sets", "positions_label",
+    "positions_path", "replay", "sample_positions",
     # Scoring players on them.
     "DRAW_BAND", "OVERALL_METRICS", "SolverBenchmark", "TABLE_HEADER", "evaluate_agent",
     "evaluate_policy", "flatten", "main", "markdown_table", "move_metrics", "overall",

@@ -2,7 +2,7 @@
 
 >>> positions = build_positions(env, [("uniformly random play", agents.random_policy, 500, 4000)])
 >>> positions.save(DEFAULT_PATHS[env.name])
->>> positions = Positions.load("results/solver_benchmark/connect_four.npz")
+>>> positions = Positions.load(positions_path("connect_four"))   # the packaged set
 >>> states = positions.states(env)   # [N], replayed through env.step
 
 A position is stored as the move sequence that reaches it from the start (small, and replayed
@@ -20,6 +20,7 @@ that, so every ply range is represented; a set holds each position once.
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -32,30 +33,51 @@ from azjax import agents, solver
 from azjax.games import base
 
 ILLEGAL = -128  # The stored score of an illegal move (int8).
-# The committed sets, relative to the repository root: `<game>.npz` for every solved game.
-BENCHMARK_DIR = "results/solver_benchmark"
+# The labelled sets ship inside the package (package data, pyproject.toml), read with
+# importlib.resources so that an installed wheel finds them as a checkout does: `<game>.npz`,
+# the default set of every solved game, and named sets `<game>_<name>.npz` beside it.
+BENCHMARK_DIR = str(importlib.resources.files("azjax") / "data" / "solver_positions")
 DEFAULT_PATHS = {name: f"{BENCHMARK_DIR}/{name}.npz" for name in solver.SOLVED_GAMES}
 
 
-def positions_path(game: str, path: str | None = None) -> str:
-  """The labelled positions to score `game` on: `path`, else the game's committed set
-  (`DEFAULT_PATHS`), found from any working directory of a source checkout.
+def packaged_path(game: str, name: str | None = None) -> str:
+  """The packaged set `name` of `game` (`None`: its default set), whether or not it exists."""
+  return f"{BENCHMARK_DIR}/{game if name is None else f'{game}_{name}'}.npz"
+
+
+def packaged_sets(game: str) -> list[str | None]:
+  """The names of `game`'s packaged sets (`None`: the default one), the default first."""
+  directory = Path(BENCHMARK_DIR)
+  names = [None] if (directory / f"{game}.npz").exists() else []
+  return names + sorted(p.stem[len(game) + 1:] for p in directory.glob(f"{game}_*.npz"))
+
+
+def positions_label(path: str | Path) -> str:
+  """How tables name a set: a packaged one as `azjax/data/solver_positions/<file>` (not the
+  machine's install path, which committed tables must not hold), another by its path."""
+  path = Path(path)
+  if path.resolve().parent == Path(BENCHMARK_DIR).resolve():
+    return f"azjax/data/solver_positions/{path.name}"
+  return str(path)
+
+
+def positions_path(game: str, path: str | None = None, *, name: str | None = None) -> str:
+  """The labelled positions to score `game` on: `path`, else the game's packaged set `name`
+  (`None`: its default set, `DEFAULT_PATHS`).
 
   Raises:
-    ValueError: no `path` and the game has no committed set.
-    FileNotFoundError: the file does not exist.
+    ValueError: no `path` and the game has no such packaged set.
+    FileNotFoundError: `path` does not exist.
   """
   if path is None:
-    if game not in DEFAULT_PATHS:
-      raise ValueError(f"{game} has no solver benchmark (solved games: "
-                       f"{', '.join(DEFAULT_PATHS)}); pass the positions file")
-    path = DEFAULT_PATHS[game]
-    repository = Path(__file__).resolve().parents[2]
-    if not Path(path).exists() and (repository / path).exists():
-      path = str(repository / path)
+    path = packaged_path(game, name)
+    if not Path(path).exists():
+      solved = ", ".join(DEFAULT_PATHS)
+      have = ", ".join("default" if n is None else n for n in packaged_sets(game)) or "none"
+      raise ValueError(f"{game} has no packaged solver benchmark set {name or 'default'} "
+                       f"(solved games: {solved}; its sets: {have}); pass the positions file")
   if not Path(path).exists():
-    raise FileNotFoundError(f"the solver benchmark {path} does not exist (the committed sets "
-                            f"ship with a source checkout of azjax, in {BENCHMARK_DIR}/)")
+    raise FileNotFoundError(f"the solver benchmark {path} does not exist")
   return path
 
 

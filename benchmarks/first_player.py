@@ -6,7 +6,7 @@ slowest loss), as `experiments.evaluate --opponents solver` does, and labels eve
 move with the solver: a mistake is a move whose exact value is below the position's. Prints
 one line a game (result, the ply and kind of the first mistake) and a summary.
 
-    python results/efficiency/connect_four/first_player.py results/connect_four_cpu --games 20
+    python -m benchmarks.first_player results/connect_four_cpu --games 20
 """
 
 from __future__ import annotations
@@ -52,13 +52,13 @@ def play_games(run_dir: str, games: int, simulations: int, seed: int) -> list[di
   return [{"result": int(returns[g]), "mistakes": mistakes[g]} for g in range(games)]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("run_dir")
   parser.add_argument("--games", type=int, default=20)
   parser.add_argument("--simulations", type=int, default=32)
   parser.add_argument("--seed", type=int, default=0)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   results = play_games(args.run_dir, args.games, args.simulations, args.seed)
   for g, r in enumerate(results):
     first = r["mistakes"][0] if r["mistakes"] else None

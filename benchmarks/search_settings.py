@@ -5,7 +5,7 @@ Gumbel (the default evaluation search: no noise, Sequential Halving over the pol
 actions) and PUCT (AlphaZero's; no Dirichlet noise, the most visited move) at several
 simulation counts, and writes a markdown table of mistake rates by ply range.
 
-    python results/efficiency/connect_four/search_settings.py results/connect_four_cpu \
+    python -m benchmarks.search_settings results/connect_four_cpu \
         --out results/efficiency/connect_four/search_settings.md
 """
 
@@ -18,18 +18,20 @@ import time
 import jax
 import numpy as np
 
-from azjax import agents, solver_benchmark
+from azjax import agents
+from azjax.solver import benchmark as solver_benchmark
 
 SEARCHES = (("gumbel", 32), ("gumbel", 128), ("gumbel", 512),
             ("puct", 32), ("puct", 128), ("puct", 512))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("run")
   parser.add_argument("--out", default=None, help="write the markdown table there")
-  args = parser.parse_args()
-  positions = solver_benchmark.Positions.load("results/solver_benchmark/connect_four.npz")
+  args = parser.parse_args(argv)
+  path = solver_benchmark.positions_path("connect_four")
+  positions = solver_benchmark.Positions.load(path)
   rows = ["| search | mistakes, all | plies 0-10 | 11-20 | 21-30 | 31-41 | random-play "
           "positions | self-play positions | optimal | seconds |",
           "|---|---|---|---|---|---|---|---|---|---|"]
@@ -47,8 +49,9 @@ def main() -> None:
                 f"{rate['21-30']} | {rate['31-41']} | {rate['src0']} | {rate['src1']} | "
                 f"{100 * metrics['all']['optimal_rate']:.1f}% | {seconds:.0f} |")
     print(rows[-1], flush=True)
-  text = (f"`python {' '.join(sys.argv)}`\n\nMistake rates over the decisive positions of "
-          "results/solver_benchmark/connect_four.npz (src0: random play, src1: self-play of "
+  command = " ".join(["python -m benchmarks.search_settings", *(argv or sys.argv[1:])])
+  text = (f"`{command}`\n\nMistake rates over the decisive positions of "
+          f"{solver_benchmark.positions_label(path)} (src0: random play, src1: self-play of "
           f"results/connect_four_gpu), network {args.run}:\n\n" + "\n".join(rows) + "\n")
   if args.out:
     with open(args.out, "w") as f:

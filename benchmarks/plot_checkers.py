@@ -6,7 +6,7 @@ games each network played (the final one was played twice, with seeds 0 and 1), 
 snapshot at its training minutes (from the run's metrics.jsonl) and writes a markdown table and
 the score with its 95% Wilson interval against minutes.
 
-    python results/efficiency/checkers/plot.py --out results/efficiency/checkers
+    python -m benchmarks.plot_checkers --out results/efficiency/checkers
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def pooled(run: Path) -> dict[int, list[int]]:
   return dict(sorted(out.items()))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--run", default=str(RUN))
   parser.add_argument("--out", required=True)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   run, out = Path(args.run), Path(args.out)
   out.mkdir(parents=True, exist_ok=True)
   minutes = minutes_at(run)
@@ -65,7 +65,7 @@ def main() -> None:
     low, high = arena.wilson_interval(score, games)
     rows.append((iteration, minutes[iteration], wins, draws, losses, score, low, high))
   lines = [f"Score of `{run}` against {OPPONENT} over training (64 simulations a move, both "
-           "colours; `python results/efficiency/checkers/plot.py --out "
+           "colours; `python -m benchmarks.plot_checkers --out "
            f"{out}`)", "",
            "| iteration | training minutes | W/D/L | score | 95% interval |",
            "|---|---|---|---|---|"]

@@ -5,8 +5,7 @@ in metrics.jsonl, or a `python -m experiments.efficiency` JSONL) and draws raw-p
 32-simulation mistake rates against training minutes and against iterations (equal positions
 and SGD steps), and prints a markdown table at fixed iterations.
 
-    python results/efficiency/connect_four/openings/plot.py \
-        --out results/efficiency/connect_four/openings
+    python -m benchmarks.plot_connect_four_openings --out results/efficiency/connect_four/openings
 """
 
 from __future__ import annotations
@@ -55,10 +54,10 @@ def read_curve(path: Path, kind: str) -> list[dict]:
   return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--out", required=True)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   out = Path(args.out)
   out.mkdir(parents=True, exist_ok=True)
   curves = {name: read_curve(path, kind) for name, (path, kind) in CURVES.items()}
@@ -90,7 +89,7 @@ def main() -> None:
     lines.append(f"| {name} | " + " | ".join(cells) + " |")
   table = "\n".join(lines) + "\n"
   (out / "table.md").write_text(
-      "`python results/efficiency/connect_four/openings/plot.py --out "
+      "`python -m benchmarks.plot_connect_four_openings --out "
       f"{args.out}`\n\nMistakes raw / with 32 simulations (%), at equal iterations (the "
       "training minutes in brackets, and the iteration where the curve has no scoring at the "
       "mark):\n\n" + table)

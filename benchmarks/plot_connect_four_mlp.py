@@ -1,12 +1,13 @@
 """Connect Four mistakes against perfect play over training minutes: the MLP against the ResNet.
 
 The MLP runs and the session-17 ResNet runs trained on the same (slower) machine; the preset's
-ResNet run (`results/efficiency/connect_four/resnet_run`) trained on a machine where an iteration took 1.9 s
-instead of 2.85-2.95 s, so its minutes are also drawn multiplied by that measured ratio (1.5).
+ResNet run (`results/efficiency/connect_four/resnet_run`) trained on a machine where an
+iteration took 1.9 s instead of 2.85-2.95 s, so its minutes are also drawn multiplied by that
+measured ratio (1.5).
 Reads the training logs' own solver scorings (`solver/<player>/mistake_rate` in metrics.jsonl)
 and prints a markdown table of the rates at fixed minutes (the last scoring at or before each).
 
-    python results/efficiency/connect_four/mlp/plot.py --out results/efficiency/connect_four/mlp
+    python -m benchmarks.plot_connect_four_mlp --out results/efficiency/connect_four/mlp
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ def at(points: list[dict], minutes: float, player: str) -> str:
   return f"{100 * before[-1][player]:.1f}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--out", required=True)
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   out = Path(args.out)
   curves = {name: (read_curve(path, factor), style)
             for name, (path, factor, style) in CURVES.items()}

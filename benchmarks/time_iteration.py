@@ -1,15 +1,18 @@
 """Seconds per training iteration of a preset with some fields changed.
 
-    python results/efficiency/connect_four/mlp/time_iteration.py \\
-        "net='resnet',channels=32,blocks=3" "net='resnet',channels=32,blocks=3,sgd_steps=0,lr_schedule='constant'" \\
+    python -m benchmarks.time_iteration \\
+        "net='resnet',channels=32,blocks=3" \\
+        "net='resnet',channels=32,blocks=3,sgd_steps=0,lr_schedule='constant'" \\
         "net='resnet',channels=32,blocks=3,simulations=8" "net='resnet',channels=48,blocks=3" \\
-        "net='resnet',channels=32,blocks=5" "net='mlp',hidden=256,blocks=2" "net='mlp',hidden=512,blocks=3"
+        "net='resnet',channels=32,blocks=5" "net='mlp',hidden=256,blocks=2" \\
+        "net='mlp',hidden=512,blocks=3"
 
 Each argument is a list of `field=value` replacements of the preset (`--preset NAME`, default
-`connect_four`; with `min_buffer=1`, so SGD runs from the first iteration). Each configuration compiles its
-fused iteration, runs `--warmup` (4) warm-up iterations, then times `--iterations` (8); the
-mean is printed. Breakthrough 8x8's table (`results/efficiency/breakthrough8/time_iteration.md`)
-came from `--preset breakthrough8_cpu --warmup 2 --iterations 4 ...`.
+`connect_four`; with `min_buffer=1`, so SGD runs from the first iteration). Each configuration
+compiles its fused iteration, runs `--warmup` (4) warm-up iterations, then times
+`--iterations` (8); the mean is printed. Breakthrough 8x8's table
+(`results/efficiency/breakthrough8/time_iteration.md`) came from `--preset breakthrough8_cpu
+--warmup 2 --iterations 4 ...`.
 
 `--devices N` splits each iteration over N CPU devices (`--xla_force_host_platform_device_count`,
 the data-parallel path of `azjax/sharding.py`) instead of running it on one: whether a second
@@ -25,26 +28,12 @@ import sys
 import time
 
 
-def _devices_argument(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-  parser.add_argument("--devices", type=int, default=1,
-                      help="split each iteration over this many CPU devices")
-  return parser
-
-
-# The host device count is fixed when JAX is imported, so `--devices` is read first.
-_DEVICES = _devices_argument(argparse.ArgumentParser(add_help=False)).parse_known_args()[0].devices
-if _DEVICES > 1 and "jax" not in sys.modules:
-  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                             f" --xla_force_host_platform_device_count={_DEVICES}")
-
-import jax  # noqa: E402  (after XLA_FLAGS)
-
-from azjax import sharding  # noqa: E402
-from azjax.config.presets import preset  # noqa: E402
-from azjax.train import Trainer  # noqa: E402
-
-
 def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4, devices: int = 1) -> float:
+  import jax
+
+  from azjax import sharding
+  from azjax.train import Trainer
+
   if devices > len(jax.devices()):
     raise SystemExit(f"--devices {devices}: JAX sees {len(jax.devices())} devices")
   mesh = sharding.make_mesh(jax.devices()[:devices]) if devices > 1 else None
@@ -61,14 +50,23 @@ def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4, devices:
   return (time.perf_counter() - start) / iterations
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("changes", nargs="+", help="field=value,... replacements of the preset")
   parser.add_argument("--preset", default="connect_four")
   parser.add_argument("--warmup", type=int, default=4)
   parser.add_argument("--iterations", type=int, default=8)
-  _devices_argument(parser)
-  args = parser.parse_args()
+  parser.add_argument("--devices", type=int, default=1,
+                      help="split each iteration over this many CPU devices")
+  args = parser.parse_args(argv)
+  # The host device count is fixed when JAX starts, so it is set before the first import.
+  if args.devices > 1:
+    if "jax" in sys.modules:
+      raise SystemExit("--devices: run as python -m benchmarks.time_iteration (JAX has started)")
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + f" --xla_force_host_platform_device_count={args.devices}")
+  from azjax.config.presets import preset
+
   base = dataclasses.replace(preset(args.preset), min_buffer=1)
   print(f"| changes to the {args.preset} preset | seconds an iteration |\n|---|---|")
   for arg in args.changes:

@@ -1,6 +1,6 @@
 """Two runs' snapshots matched at equal training minutes.
 
-    python results/efficiency/breakthrough8/equal_minutes.py runs/bt8_s8 runs/bt8_mlp \\
+    python -m benchmarks.equal_minutes runs/bt8_s8 runs/bt8_mlp \\
         --minutes 25,50,75,100 --games 40 --simulations 64 --openings 4 --out runs/eq_s8
 
 For each mark, each run plays with its latest snapshot (`RUN/models/ITERATION`) saved at or
@@ -18,7 +18,8 @@ import pathlib
 import subprocess
 import sys
 
-from azjax import checkpoint, curves
+from azjax.evaluate import curves
+from azjax.runs import checkpoint
 
 
 def snapshot_minutes(run: pathlib.Path) -> dict[int, float]:
@@ -41,7 +42,7 @@ def latest_before(minutes: dict[int, float], mark: float) -> int:
   return max(before)
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("run_a", type=pathlib.Path)
   parser.add_argument("run_b", type=pathlib.Path)

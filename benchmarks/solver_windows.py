@@ -5,7 +5,7 @@ little; a window of several says more).
 Reads the training logs' `solver/<player>/mistake_rate` (metrics.jsonl, one scoring every 50
 iterations) and prints a markdown table, raw policy / 32 simulations (%):
 
-    python results/efficiency/connect_four/windows.py --windows 1-300,300-600,600-936 \
+    python -m benchmarks.solver_windows --windows 1-300,300-600,600-936 \
         "the preset"=results/efficiency/connect_four/resnet_run/metrics.jsonl \
         "openings up to 36"=results/efficiency/connect_four/openings/k36/metrics.jsonl
 """
@@ -39,11 +39,11 @@ def window_means(points, low: int, high: int) -> tuple[float, float, int] | None
           100 * float(np.mean([p[3] for p in inside])), len(inside))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("runs", nargs="+", help="NAME=metrics.jsonl")
   parser.add_argument("--windows", required=True, help="LOW-HIGH,... iterations, inclusive")
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   windows = [tuple(int(x) for x in w.split("-")) for w in args.windows.split(",")]
   print("| run | " + " | ".join(f"iterations {lo}-{hi}" for lo, hi in windows)
         + " | minutes at the last window's end |")

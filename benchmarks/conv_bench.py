@@ -2,11 +2,12 @@
 `azjax.nets.layers.MatmulConv`), and float32 against bfloat16. Seven 3x3 SAME layers with ReLU
 on a 6x7 board (Connect Four's), mean milliseconds of 20 calls after a warm-up:
 
-    python results/efficiency/connect_four/conv_bench.py
+    python -m benchmarks.conv_bench
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import jax
@@ -46,10 +47,15 @@ def bench(conv, name, batch=256, channels=32, layers=7, dtype=jnp.float32):
           f"{(time.perf_counter() - start) / 20 * 1000:.1f} ms |")
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
+  argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
   print(f"# batch 256, 32 channels, 7 layers; backend {jax.default_backend()}, "
         f"jax {jax.__version__}")
   print("| convolution | dtype | pass | time |\n|---|---|---|---|")
   bench(xla_conv, "xla")
   bench(im2col_conv, "matmul (im2col)")
   bench(xla_conv, "xla", dtype=jnp.bfloat16)
+
+
+if __name__ == "__main__":
+  main()

@@ -113,9 +113,9 @@ def test_the_games_give_the_ply_ranges_and_the_sets():
   assert all(Path(path).exists() for path in sb.DEFAULT_PATHS.values())
   assert sb.positions_path("tic_tac_toe") == sb.packaged_path("tic_tac_toe")
   assert None in sb.packaged_sets("tic_tac_toe")
-  with pytest.raises(ValueError, match="no packaged solver benchmark set nonesuch"):
+  with pytest.raises(ValueError, match="tic_tac_toe has no solver benchmark set 'nonesuch'"):
     sb.positions_path("tic_tac_toe", name="nonesuch")
-  with pytest.raises(ValueError, match="breakthrough has no packaged"):
+  with pytest.raises(ValueError, match="breakthrough has no solver benchmark"):
     sb.positions_path("breakthrough")
 
 

@@ -74,8 +74,9 @@ def positions_path(game: str, path: str | None = None, *, name: str | None = Non
     if not Path(path).exists():
       solved = ", ".join(DEFAULT_PATHS)
       have = ", ".join("default" if n is None else n for n in packaged_sets(game)) or "none"
-      raise ValueError(f"{game} has no packaged solver benchmark set {name or 'default'} "
-                       f"(solved games: {solved}; its sets: {have}); pass the positions file")
+      which = "" if name is None else f" set {name!r}"
+      raise ValueError(f"{game} has no solver benchmark{which} (solved games: {solved}; its "
+                       f"packaged sets: {have}); pass the positions file")
   if not Path(path).exists():
     raise FileNotFoundError(f"the solver benchmark {path} does not exist")
   return path

@@ -1,4 +1,12 @@
-"""Shared pytest set-up: slow tests are opt-in (`pytest -m slow` or `--runslow`)."""
+"""Shared pytest set-up: the test tiers, the compile cache, and the fixtures tests train.
+
+Two markers make the tiers (README.md, "Developing"):
+- `slow`: left out of the quick tier, `python -m pytest -m "not slow"` (under 3 minutes on 2
+  cores: rules, search, a training iteration, the command parsers); the full suite,
+  `python -m pytest` (what `.ci/run` runs), runs them.
+- `deep`: exhaustive checks (deep perft, an 8-device sweep) that neither tier runs: opt in with
+  `--deep` (or `-m deep`).
+"""
 
 import os
 import shutil
@@ -38,11 +46,13 @@ loop.enable_compile_cache(os.environ["AZJAX_COMPILE_CACHE"])
 
 
 def pytest_addoption(parser):
-  parser.addoption("--runslow", action="store_true", default=False, help="run slow tests too")
+  parser.addoption("--deep", "--runslow", dest="deep", action="store_true", default=False,
+                   help="run the deep tests too (exhaustive perft, an 8-device sweep)")
 
 
 def pytest_configure(config):
-  config.addinivalue_line("markers", "slow: slow test, run with --runslow")
+  config.addinivalue_line("markers", "slow: left out of the quick tier (-m 'not slow')")
+  config.addinivalue_line("markers", "deep: exhaustive; run only with --deep or -m deep")
 
 
 def pytest_unconfigure(config):
@@ -52,12 +62,13 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-  if config.getoption("--runslow") or "slow" in (config.getoption("-m") or ""):
+  selected = config.getoption("-m") or ""
+  if config.getoption("deep") or ("deep" in selected and "not deep" not in selected):
     return
-  skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
+  skip_deep = pytest.mark.skip(reason="deep: run with --deep")
   for item in items:
-    if "slow" in item.keywords:
-      item.add_marker(skip_slow)
+    if "deep" in item.keywords:
+      item.add_marker(skip_deep)
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +94,19 @@ def trained_run(tmp_path_factory):
     return runs[name]
 
   return get
+
+
+@pytest.fixture(scope="session")
+def tiny_trainer():
+  """A `Trainer` of `tiny.TRAINING`, built once per session (tests must not change it)."""
+  from tiny import TRAINING
+
+  from azjax import train
+
+  return train.Trainer.create(TRAINING)
+
+
+@pytest.fixture(scope="session")
+def tiny_iteration(tiny_trainer):
+  """`tiny_trainer`'s iteration, jitted once per session."""
+  return jax.jit(tiny_trainer.iteration)

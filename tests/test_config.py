@@ -290,3 +290,31 @@ def test_traced_search_settings_come_from_hyper():
       dirichlet_fraction=0.2, pb_c_init=3.0, temperature=0.7, temperature_moves=9)
   # Without `hyper`, the config's own numbers.
   assert trainer.search_config() == config.search_config()
+
+
+# -- Moved from test_train.py ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pairs, message", [
+    ([("learning_rat", "0.1")], "unknown key 'learning_rat'; did you mean learning_rate"),
+    ([("channels", "wide")], "channels: expected int"),
+    ([("buffer_size", "100")], "buffer_size=100: must be a multiple of selfplay_batch"),
+    ([("buffer_size", "32"), ("train_batch", "64"), ("selfplay_batch", "16"),
+      ("min_buffer", "0")], "buffer_size=32: must hold at least one training batch"),
+    ([("eval_games", "3")], "eval_games=3: must be even"),
+    ([("game", "chess")], "game='chess': unknown game"),
+    ([("net", "transformer")], "kind"),
+    ([("search", "alphabeta")], "algorithm"),
+])
+def test_bad_config_names_the_key(pairs, message):
+  with pytest.raises(ValueError, match=message):
+    config_lib.override(Config(), pairs).validate()
+
+def test_batch_not_divisible_by_devices():
+  with pytest.raises(ValueError, match="selfplay_batch=64: must be divisible by the number"):
+    Config().validate(num_devices=3)
+
+def test_presets_are_valid():
+  for name, preset in config_lib.PRESETS.items():
+    preset.validate()
+  assert config_lib.preset("auto", game="breakthrough").game == "breakthrough"

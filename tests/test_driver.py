@@ -1,22 +1,28 @@
-"""The outer loop's files: per-checkpoint network snapshots and warm starts from another run."""
+"""The outer loop (azjax.runs.driver): per-checkpoint network snapshots, warm starts from another
+run, NaN and Ctrl-C stops, and a tiny run end to end."""
 
 import dataclasses
 import json
 
 import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
+import tiny
 
+from azjax import config as config_lib
 from azjax import train
 from azjax.config import Config
 from azjax.runs import checkpoint
 from azjax.runs.driver import train_and_evaluate
 
-TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
-              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
-              min_buffer=32, train_batch=32, sgd_steps=2, iterations=5, eval_every=0,
-              eval_games=0, checkpoint_every=2)
+TINY = dataclasses.replace(tiny.TINY, iterations=5, checkpoint_every=2)
+# The training-pipeline tests' variant (the NaN, Ctrl-C and end-to-end tests below).
+TRAINING = tiny.TRAINING
 
 
+@pytest.mark.slow
 def test_snapshots_every_checkpoint_and_warm_start(tmp_path):
   summary = train_and_evaluate(TINY, tmp_path / "a", progress=False)
   # Checkpoints at 2 and 4, and the last iteration (5): all snapshots kept.
@@ -36,6 +42,7 @@ def test_snapshots_every_checkpoint_and_warm_start(tmp_path):
   chex.assert_trees_all_close(checkpoint.load_model(tmp_path / "b", abstract), final)
 
 
+@pytest.mark.slow
 def test_warm_start_refuses_another_network(tmp_path):
   train_and_evaluate(dataclasses.replace(TINY, iterations=1), tmp_path / "a", progress=False)
   other = dataclasses.replace(TINY, hidden=16, iterations=1)
@@ -67,6 +74,7 @@ def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
   assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_gated_run_logs_every_gating_match(tmp_path):
   """Gating runs as its own step after the iteration (azjax.runs.gating): each trained iteration's
   row has the match's score and whether the trained network replaced the best one."""
@@ -82,6 +90,7 @@ def test_gated_run_logs_every_gating_match(tmp_path):
   assert state.best_params  # The best network is checkpointed with the run.
 
 
+@pytest.mark.slow
 def test_late_simulations_switch_the_search_at_their_iteration(tmp_path):
   """`late_simulations`: the iterations from `late_from * iterations` on run a second program
   whose search has more simulations (each row says which); a sweep group gets the same parts."""
@@ -100,3 +109,89 @@ def test_late_simulations_switch_the_search_at_their_iteration(tmp_path):
   phases = sweep._phases(group, sweep.group_program(group), None, False)
   assert phases.starts == (0, 3) and phases.columns == ({"simulations": 8}, {"simulations": 12})
   assert phases.index(2) == 0 and phases.index(3) == 1 and len(phases.remaining(4)) == 1
+
+
+# -- Stops and a whole run -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
+  from azjax.runs import checkpoint
+  from azjax.runs.driver import NaNLossError, train_and_evaluate
+  config = dataclasses.replace(TRAINING, iterations=8, eval_games=0, checkpoint_every=1)
+  train_and_evaluate(config, tmp_path, progress=False, max_iterations=3)
+  original = train.Trainer.loss
+
+  def poisoned(self, params, batch_stats, batch):
+    total, aux = original(self, params, batch_stats, batch)
+    return total * jnp.nan, aux
+
+  monkeypatch.setattr(train.Trainer, "loss", poisoned)
+  with pytest.raises(NaNLossError, match="last good checkpoint"):
+    train_and_evaluate(config, tmp_path, resume=True, progress=False)
+  mngr = checkpoint.manager(tmp_path)
+  assert mngr.latest_step() == 3
+  state, _ = checkpoint.restore(mngr, train.Trainer.create(config).init())
+  assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(state.params))
+
+@pytest.mark.slow
+def test_end_to_end_tic_tac_toe_learns(tmp_path):
+  """A short run: the network's raw policy goes from random-like to clearly better than random,
+  and the agent with search (the run's own evaluation) beats random."""
+  from azjax import agents, arena
+  from azjax.runs.driver import read_metrics, train_and_evaluate
+  config = dataclasses.replace(
+      config_lib.PRESETS["tic_tac_toe"], iterations=36, eval_every=36, eval_games=100,
+      simulations=16, eval_simulations=8, eval_mcts_simulations=16, selfplay_batch=64,
+      buffer_size=8192, checkpoint_every=0)
+  trainer = train.Trainer.create(config)
+  env = trainer.game
+  opponent = agents.make("random", env)
+
+  def raw_policy_score(variables):
+    agent = agents.make_raw_policy(env, model=trainer.model, variables=variables)
+    return arena.play(env, agent, opponent, 200, jax.random.key(5)).score
+
+  before = raw_policy_score(trainer.variables(trainer.init()))
+  summary = train_and_evaluate(config, tmp_path, progress=False)
+  assert summary.iterations == 36 and summary.games > 1000
+  assert read_metrics(tmp_path)[-1]["eval/random/score"] >= 0.75
+  for name in ("metrics.csv", "metrics.jsonl", "losses.png", "winrate.png", "config.json"):
+    assert (tmp_path / name).exists(), name
+  # The trained network loads back through the agent interface.
+  env, agent = agents.load(str(tmp_path), raw_policy=True)
+  after = arena.play(env, agent, opponent, 200, jax.random.key(5))
+  assert after.illegal_a == 0
+  print(f"raw policy vs random: {before:.3f} before, {after.score:.3f} after")
+  assert after.score >= 0.8 and after.score > before + 0.15, (before, after.score)
+
+@pytest.mark.slow
+def test_ctrl_c_checkpoints_and_stops(tmp_path):
+  """SIGINT finishes the iteration in flight, saves a checkpoint, and the run can resume."""
+  import os
+  import signal
+  import threading
+  import time
+
+  from azjax.runs import checkpoint
+  from azjax.runs.driver import train_and_evaluate
+  config = dataclasses.replace(TRAINING, iterations=10_000, eval_games=0, checkpoint_every=1000)
+
+  def interrupt_after_two_rows():
+    log = tmp_path / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+      if log.exists() and len(log.read_text().splitlines()) >= 2:
+        os.kill(os.getpid(), signal.SIGINT)
+        return
+      time.sleep(0.05)
+
+  thread = threading.Thread(target=interrupt_after_two_rows, daemon=True)
+  thread.start()
+  summary = train_and_evaluate(config, tmp_path, progress=False)
+  thread.join()
+  assert summary.stopped_by == "interrupt"
+  assert 2 <= summary.iterations < 10_000
+  assert checkpoint.manager(tmp_path).latest_step() == summary.iterations
+  resumed = train_and_evaluate(config, tmp_path, resume=True, progress=False, max_iterations=1)
+  assert resumed.iterations == summary.iterations + 1

@@ -18,6 +18,11 @@ TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=1
               min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
               eval_games=0, checkpoint_every=0)
 
+# The training-pipeline tests' variant (test_train, test_checkpoint, test_driver, ...): six
+# iterations, a checkpoint every two, small evaluation matches; the same training programs.
+TRAINING = dataclasses.replace(TINY, iterations=6, eval_games=8, eval_simulations=8,
+                               eval_mcts_simulations=16, checkpoint_every=2)
+
 # The games the tests train, with the rule options that keep them small.
 GAMES = {"tic_tac_toe": {}, "connect_four": {}, "breakthrough": {"rows": 5, "cols": 5}}
 

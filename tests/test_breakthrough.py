@@ -103,12 +103,12 @@ def test_perft_6x6():
   assert perft.perft(ENV6, 4) == [16, 256, 4308, 71478]
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 def test_perft_8x8_depth_5():
   assert perft.perft(ENV8, 5) == [22, 484, 11132, 256036, 6182818]
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 def test_perft_6x6_depth_5():
   assert perft.perft(ENV6, 5) == [16, 256, 4308, 71478, 1248290]
 

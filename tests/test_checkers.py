@@ -96,7 +96,7 @@ def test_perft_by_actions():
   assert perft.perft(GAME, 7) == PERFT_ACTIONS[:7]
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 def test_perft_by_actions_depth_8():
   assert perft.perft(GAME, 8) == PERFT_ACTIONS[:8]
 
@@ -105,7 +105,7 @@ def test_perft_by_turns():
   assert perft_turns(7) == PERFT_TURNS[:7]
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("depth", [8, 9])
 def test_perft_by_turns_deep(depth):
   assert perft_turns(depth) == PERFT_TURNS[:depth]

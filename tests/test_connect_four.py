@@ -85,7 +85,7 @@ def test_perft_depth_6():
   assert perft.perft(ENV, 6) == PERFT[:6]
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("depth", [7, 8])
 def test_perft_deep(depth):
   assert perft.perft(ENV, depth) == PERFT[:depth]

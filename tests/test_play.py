@@ -188,11 +188,15 @@ TTT_WIN_IN_ONE = "a1 a2 b1 b2"  # X to move; c1 wins
 
 # PUCT follows a barely trained prior (the tiny network of `trained_run`) longer than Gumbel's
 # Sequential Halving does: it needs 64 simulations to see the win.
-@pytest.mark.parametrize("spec", ["az:16", "az:64:algorithm=puct", "mcts:200", "alphabeta:2",
-                                  "azab:2", "policy", "random"])
+# The network kinds train the session's tiny run: the full suite's.
+@pytest.mark.parametrize("spec", [
+    pytest.param("az:16", marks=pytest.mark.slow),
+    pytest.param("az:64:algorithm=puct", marks=pytest.mark.slow), "mcts:200", "alphabeta:2",
+    pytest.param("azab:2", marks=pytest.mark.slow), pytest.param("policy", marks=pytest.mark.slow),
+    "random"])
 def test_engines_explain_their_moves(spec, factory, trained_run):
   env = games.make("tic_tac_toe")
-  run_dir = trained_run("tic_tac_toe")
+  run_dir = trained_run("tic_tac_toe") if agents.parse_spec(spec).info.network else None
   engine = factory.make(env, spec, run_dir)
   session = play.Session(env, (None, None))
   for move in TTT_WIN_IN_ONE.split():
@@ -218,6 +222,7 @@ def test_engines_explain_their_moves(spec, factory, trained_run):
     assert "value for X +" in text and "top moves (visit share): c1" in text
 
 
+@pytest.mark.slow
 def test_analysis_numbers_come_from_the_search(factory, trained_run):
   """The az engine's shares and Q-values are `search.search`'s root statistics: with PUCT the
   visit shares are the search's action weights, and they sum to 1 over the legal moves."""
@@ -319,6 +324,7 @@ def test_default_opponent_is_the_trained_agent(monkeypatch, tmp_path):
   assert azab.players[1] == agents.Spec("azab") and azab.run_dir == run
 
 
+@pytest.mark.slow
 def test_a_results_directory_gives_the_default_opponent(monkeypatch, tmp_path, trained_run):
   """A trained run under ./results is found from the working directory (a wheel has no
   repository results/ to search)."""
@@ -535,6 +541,7 @@ def test_bad_command_lines_exit_with_a_message(capsys, monkeypatch, tmp_path):
   assert play_cli.run(["--replay", "/nonexistent/game.txt"], stdout=io.StringIO()) == 1
 
 
+@pytest.mark.slow
 def test_terminal_as_a_real_process(tmp_path):
   """`python -m experiments.play` with piped input: tic-tac-toe between two people, a draw."""
   script = "b2\nb2\na1\nundo\na1\nc3\na3\na2\nc2\nb1\nb3\nc1\nquit\n"
@@ -600,6 +607,7 @@ def tdleaf_run(tmp_path_factory):
   return tiny_tdleaf_run(tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_tdleaf_specs_and_setup(tdleaf_run, monkeypatch, tmp_path):
   """A TD-Leaf run's player is the default opponent ("tdleaf", play's own kind, its number the
   depth) on the run's board; the notes say what it is. AlphaZero's kinds are refused, naming
@@ -640,6 +648,7 @@ def test_tdleaf_specs_and_setup(tdleaf_run, monkeypatch, tmp_path):
     play.resolve_setup(checkpoint=str(network_run), opponent="tdleaf")
 
 
+@pytest.mark.slow
 def test_tdleaf_bad_kinds_on_the_command_line(tdleaf_run, capsys):
   code = play_cli.run(["--checkpoint", str(tdleaf_run), "--opponent", "azab"],
                       stdin=io.StringIO(""), stdout=io.StringIO())
@@ -654,6 +663,7 @@ def test_tdleaf_bad_kinds_on_the_command_line(tdleaf_run, capsys):
   assert "tdleaf[:N]" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_tdleaf_engine_is_the_runs_player(tdleaf_run, factory):
   """The engine moves as `agents.load(run)`'s player does, and its analysis is
   `alphabeta.search`'s value and principal variation with the learned evaluation."""
@@ -713,6 +723,7 @@ class TdleafPlayer(io.StringIO):
     return session.legal_moves()[0] + "\n"
 
 
+@pytest.mark.slow
 def test_terminal_against_a_tdleaf_run(tdleaf_run, tmp_path):
   args = play_cli.build_parser().parse_args(["--checkpoint", str(tdleaf_run), "--save-dir",
                                              str(tmp_path)])
@@ -762,6 +773,7 @@ def test_slider_records_keep_their_board():
     play.replay('[Game "slider"]\n[Options "size=4 blocks=zz"]\n')
 
 
+@pytest.mark.slow
 def test_watching_a_tdleaf_run(tdleaf_run):
   """--watch: the run's player against itself (or --black another), to the end of the game."""
   code, out = run_cli(["--checkpoint", str(tdleaf_run), "--watch", "--no-save"], "")

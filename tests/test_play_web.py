@@ -388,6 +388,7 @@ class Page:
     return len(self.driver.find_elements(self.by.CSS_SELECTOR, selector))
 
 
+@pytest.mark.slow
 def test_browser_plays_a_short_game(browser, trained_run, tmp_path):
   # A tiny trained agent on Breakthrough 6x6 (tests/conftest.py), two ranks of pieces a side.
   checkpoint = str(trained_run("breakthrough", rows=6, cols=6))

@@ -78,6 +78,7 @@ def metric_iterations(run_dir: Path) -> list[int]:
 # -- Run directories -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_commands_leave_a_committed_result_byte_identical(finished_run, tmp_path, capsys,
                                                           monkeypatch):
   run = finished_run
@@ -134,6 +135,7 @@ def test_default_run_directory_is_new_each_time(tmp_path, monkeypatch, capsys):
 # -- Resuming --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_resume_recovers_a_lost_or_corrupt_state(tmp_path, capsys, shared_compilation):
   run = tmp_path / "run"
   # Killed before its first checkpoint: a config, a metrics row, no checkpoint.
@@ -181,6 +183,7 @@ def test_nan_stop_says_when_no_checkpoint_exists(tmp_path, monkeypatch, shared_c
     driver.train_and_evaluate(TINY, tmp_path, progress=False)
 
 
+@pytest.mark.slow
 def test_resume_needs_a_run_and_overwrite_replaces_one(finished_run, tmp_path, capsys):
   err = cli_error(capsys, "tic_tac_toe", ["--resume"])
   assert "--resume continues the run in --run-dir" in err

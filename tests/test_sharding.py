@@ -133,7 +133,7 @@ def test_one_iteration_sharded_over_8_devices_matches_one_device():
   _run(ONE_RUN)
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 def test_sweep_spread_over_8_devices_matches_a_run_alone():
   _run(SWEEP)
 

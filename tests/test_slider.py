@@ -659,7 +659,7 @@ def test_perft_from_the_start(size):
   assert _perft_jax(env_of(size).init(jax.random.key(0)), depth) == expected
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("size", [4, 5, 6])
 def test_perft_depth_6_batched(size):
   from azjax.games import perft

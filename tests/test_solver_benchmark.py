@@ -189,6 +189,7 @@ def test_play_vs_solver_reports_both_colours():
   assert result.wins == 0  # Nobody beats perfect play.
 
 
+@pytest.mark.slow
 def test_evaluate_solver_mode(tmp_path, trained_run):
   from azjax.cli import evaluate
 

@@ -5,19 +5,16 @@ import json
 
 import numpy as np
 import pytest
+import tiny
 
 from azjax import files
 from azjax.cli import efficiency
-from azjax.config import Config
 from azjax.evaluate import curves
 from azjax.runs.driver import train_and_evaluate
 from azjax.solver import benchmark as solver_benchmark
 
-TINY = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
-              simulations=4, max_num_considered_actions=4, selfplay_batch=16, selfplay_steps=4,
-              buffer_size=512, min_buffer=32, train_batch=32, sgd_steps=2, iterations=4,
-              eval_every=0, eval_games=0, checkpoint_every=2, augment=True,
-              value_target_mix=0.5)
+# The tests' tiny configuration (tests/tiny.py), with a snapshot every 2 iterations.
+TINY = dataclasses.replace(tiny.TINY, checkpoint_every=2, augment=True, value_target_mix=0.5)
 
 
 def test_solver_curve_of_every_snapshot(tmp_path):

@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import tiny
 
 from azjax import nets, replay, train
-from azjax.config import Config
 
 A = 8  # Actions of the hand-built buffers: row `i`'s policy is one-hot at `i`.
 
@@ -135,11 +135,8 @@ def test_reply_head_is_a_training_only_second_output(game, net):
       nets.init_variables(plain, jax.random.key(1), obs.shape[1:])["params"])
 
 
-TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
-              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
-              min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
-              eval_games=0, augment=True, reply_weight=0.5, value_lambda=0.9,
-              value_lambda_moves=4)
+TINY = dataclasses.replace(tiny.TINY, augment=True, reply_weight=0.5, value_lambda=0.9,
+                           value_lambda_moves=4)
 
 
 @pytest.fixture(scope="module")

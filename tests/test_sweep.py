@@ -8,16 +8,14 @@ import chex
 import jax
 import numpy as np
 import pytest
+import tiny
 
 from azjax import sweep, train
 from azjax.config import Config
 from azjax.runs import checkpoint, memory
 from azjax.sweep import timing as sweep_time
 
-TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
-              simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
-              min_buffer=32, train_batch=32, sgd_steps=2, iterations=4, eval_every=0,
-              eval_games=4, eval_simulations=4, eval_mcts_simulations=8, checkpoint_every=0)
+TINY = dataclasses.replace(tiny.TINY, eval_games=4, eval_simulations=4, eval_mcts_simulations=8)
 
 
 # -- Input checks (nothing compiles) ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from azjax.solver import benchmark as solver_benchmark
 TINY = dataclasses.replace(tiny.TINY, checkpoint_every=2, augment=True, value_target_mix=0.5)
 
 
+@pytest.mark.slow
 def test_solver_curve_of_every_snapshot(tmp_path):
   run = tmp_path / "run"
   train_and_evaluate(TINY, run, progress=False)
@@ -44,6 +45,7 @@ def test_solver_curve_of_every_snapshot(tmp_path):
   assert (out / "mistakes.png").exists()
 
 
+@pytest.mark.slow
 def test_solver_every_scores_training(tmp_path):
   """With solver_every, the run logs its mistakes against perfect play at iteration 0, every
   solver_every iterations and at the end, and plots them."""

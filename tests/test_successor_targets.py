@@ -168,6 +168,7 @@ def test_loss_adds_the_weighted_reply_term_over_rows_with_a_reply(trainer):
       total, metrics["policy_loss"] + metrics["value_loss"] + 0.5 * expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_iterations_train_the_reply_head(trainer):
   """With augmentation (tic-tac-toe's 8 symmetries) and TD(lambda) value targets, the fused
   iteration trains on replies."""

@@ -146,6 +146,7 @@ def swept(tmp_path_factory):
   return summary
 
 
+@pytest.mark.slow
 def test_vmapped_sweep_matches_each_run_alone(swept):
   """Each configuration of the vmapped program ends where the same config trained by itself
   (the single-run path, hyperparameters as constants) ends."""
@@ -167,6 +168,7 @@ def test_vmapped_sweep_matches_each_run_alone(swept):
   assert any(jax.tree.leaves(jax.tree.map(lambda x, y: bool(np.any(x != y)), a, b)))
 
 
+@pytest.mark.slow
 def test_sweep_writes_per_run_and_summary_files(swept):
   root = swept.sweep_dir
   for name in ("summary.csv", "summary.md", "curves.png", "final.png", "sweep.json"):

@@ -4,23 +4,20 @@ import json
 import shutil
 
 import pytest
+import tiny
 
 from azjax import files, plots
 from azjax.cli import evaluate
-from azjax.config import Config
 from azjax.evaluate import ladder, tournament
 from azjax.runs import driver
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-  """A tiny tic-tac-toe run directory (one training iteration, nothing evaluated)."""
+def run_dir(tmp_path_factory, trained_run):
+  """A copy of the session's tiny tic-tac-toe run (tests/conftest.py), without its snapshots:
+  the tests below write their tables into it."""
   path = tmp_path_factory.mktemp("evaluate_cli") / "ttt"
-  config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
-                  simulations=4, selfplay_batch=8, selfplay_steps=2, buffer_size=64,
-                  min_buffer=8, train_batch=8, sgd_steps=1, iterations=1, eval_every=0,
-                  eval_games=0, checkpoint_every=0)
-  driver.train_and_evaluate(config, path, progress=False)
+  shutil.copytree(trained_run("tic_tac_toe"), path, ignore=shutil.ignore_patterns("models"))
   return path
 
 
@@ -38,6 +35,7 @@ def test_ladder_rungs():
   assert ladder.rungs(5, 5) == [5]
 
 
+@pytest.mark.slow
 def test_ladder_writes_table_and_plot(run_dir, capsys):
   evaluate.main(["--checkpoint", str(run_dir), "--ladder", "--ladder-min", "2", "--ladder-max",
                  "8", "--games", "4", "--raw-policy"])  # Raw policy: compiles faster.
@@ -85,6 +83,7 @@ def test_ladder_plot_joins_the_pieces_of_a_ladder(tmp_path, capsys):
   assert "has no ladder table" in err
 
 
+@pytest.mark.slow
 def test_openspiel_ladder_control_uses_the_same_engine(run_dir, tmp_path, capsys):
   pytest.importorskip("pyspiel")
   run = tmp_path / "run"
@@ -98,6 +97,7 @@ def test_openspiel_ladder_control_uses_the_same_engine(run_dir, tmp_path, capsys
   assert (run / "ladder_openspiel.png").exists()
 
 
+@pytest.mark.slow
 def test_pool_writes_elo_table(run_dir, capsys):
   evaluate.main(["--pool", str(run_dir), "random", "mcts:4", "--games", "4", "--raw-policy"])
   out = capsys.readouterr().out
@@ -142,12 +142,14 @@ def test_missing_checkpoint(capsys):
   assert "required: --checkpoint" in err
 
 
+@pytest.mark.slow
 def test_bad_ladder_bounds(run_dir, capsys):
   err = _error(capsys, ["--checkpoint", str(run_dir), "--ladder", "--ladder-min", "8",
                         "--ladder-max", "4"])
   assert "--ladder-min" in err
 
 
+@pytest.mark.slow
 def test_pool_of_mixed_games(run_dir, tmp_path, capsys):
   other = tmp_path / "c4"
   other.mkdir()
@@ -159,16 +161,14 @@ def test_pool_of_mixed_games(run_dir, tmp_path, capsys):
   shutil.rmtree(other)
 
 
+@pytest.mark.slow
 def test_pool_of_networks_with_different_encodings(tmp_path, capsys):
   """Breakthrough runs that differ only in their observation encoding play each other, each
   network reading the positions in its own encoding; other rules still must match."""
   paths = {}
   for observation in ("mover", "attacks"):
     paths[observation] = tmp_path / observation
-    config = Config(game="breakthrough", rows=5, cols=5, observation=observation, net="mlp",
-                    hidden=16, blocks=1, value_hidden=8, simulations=4, selfplay_batch=8,
-                    selfplay_steps=2, buffer_size=64, min_buffer=8, train_batch=8,
-                    sgd_steps=1, iterations=1, eval_every=0, eval_games=0, checkpoint_every=0)
+    config = tiny.config("breakthrough", observation=observation, iterations=1)
     driver.train_and_evaluate(config, paths[observation], progress=False)
   evaluate.main(["--pool", str(paths["mover"]), str(paths["attacks"]), "--games", "2",
                  "--simulations", "4", "--out", str(tmp_path / "pool")])
@@ -181,12 +181,10 @@ def test_pool_of_networks_with_different_encodings(tmp_path, capsys):
   assert "same game" in err and "'rows': 6" in err
 
 
+@pytest.mark.slow
 def test_progress_rates_every_snapshot(tmp_path, capsys):
   path = tmp_path / "ttt_progress"
-  config = Config(game="tic_tac_toe", net="mlp", hidden=16, blocks=1, value_hidden=8,
-                  simulations=4, selfplay_batch=8, selfplay_steps=2, buffer_size=64,
-                  min_buffer=8, train_batch=8, sgd_steps=1, iterations=3, eval_every=0,
-                  eval_games=0, checkpoint_every=1)
+  config = tiny.config(iterations=3, checkpoint_every=1)
   driver.train_and_evaluate(config, path, progress=False)
   evaluate.main(["--checkpoint", str(path), "--progress", "--opponents", "random,mcts:4",
                  "--games", "4", "--raw-policy"])
@@ -223,6 +221,7 @@ def test_progress_rates_every_snapshot(tmp_path, capsys):
   assert "no model snapshot for iteration 7" in err
 
 
+@pytest.mark.slow
 def test_progress_without_snapshots(run_dir, capsys):
   # The module's run has checkpoint_every=0: only model/, no snapshots.
   shutil.rmtree(run_dir / "models", ignore_errors=True)
@@ -239,12 +238,14 @@ def test_ladder_plot_of_perfect_scores(tmp_path):
   assert path.read_bytes().startswith(b"\x89PNG") and high <= 1.0
 
 
+@pytest.mark.slow
 def test_openings_are_not_for_openspiel(run_dir, capsys):
   err = _error(capsys, ["--checkpoint", str(run_dir), "--openings", "2", "--opponents",
                         "openspiel-mcts:8", "--games", "2"])
   assert "--openings: OpenSpiel's bots play from the initial position" in err
 
 
+@pytest.mark.slow
 def test_network_alphabeta_against_opponents(run_dir, capsys):
   evaluate.main(["--checkpoint", str(run_dir), "--opponents", "random", "--games", "2",
                  "--alphabeta", "2", "--width", "3"])

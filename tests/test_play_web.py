@@ -204,6 +204,7 @@ def tdleaf_app(tmp_path_factory):
   return run, app
 
 
+@pytest.mark.slow  # Trains a TD-Leaf run.
 def test_tdleaf_run_new_game_and_moves(tdleaf_app):
   run, app = tdleaf_app
   name = f"tdleaf-d2 [{run}]"

@@ -247,6 +247,7 @@ def test_tdleaf_run_new_game_and_moves(tdleaf_app):
   assert not any("TD-Leaf" in n for n in state["notes"])
 
 
+@pytest.mark.slow  # Trains a TD-Leaf run.
 def test_tdleaf_run_over_http(tdleaf_app):
   """The new-game and move calls through the HTTP server."""
   run, app = tdleaf_app

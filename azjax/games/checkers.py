@@ -48,15 +48,19 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base, notation
+from azjax.games import base, checkers_knowledge, notation
+from azjax.games.checkers_board import (  # noqa: F401 (the game's sizes, named here too)
+  COLS,
+  KING,
+  MAN,
+  NUM_ACTIONS,
+  NUM_DIRECTIONS,
+  NUM_SQUARES,
+  ROWS,
+)
 
-ROWS = COLS = 8
-NUM_SQUARES = ROWS * COLS
-NUM_DIRECTIONS = 4
-NUM_ACTIONS = NUM_SQUARES * NUM_DIRECTIONS
 # The draw rule: this many consecutive actions without a capture end the game.
 MAX_ACTIONS_WITHOUT_CAPTURE = 40
-MAN, KING = 1, 2
 MAX_HISTORY = 8  # The most positions a network may see (`Checkers(history=...)`).
 
 # Row and column change of one step in each direction (mover's frame).
@@ -266,12 +270,10 @@ Checkers (English draughts, 8x8)
     return "checkers", {}  # The same square names and orientation; one action per hop.
 
   def alphabeta_evaluation(self, state: State) -> jax.Array:
-    from azjax.games.checkers_knowledge import evaluation  # It imports this module.
-    return evaluation(state)
+    return checkers_knowledge.evaluation(state)
 
   def concepts(self) -> dict[str, base.Concept]:
-    from azjax.games.checkers_knowledge import concepts  # It imports this module.
-    return concepts(self)
+    return checkers_knowledge.concepts(self)
 
   def move_path(self, text: str) -> list[str]:
     """A multi-jump typed whole, "c3e5g7", as its hops ["c3e5", "e5g7"]; else [text]."""

@@ -1,16 +1,22 @@
 """What a checkers player knows beyond the rules: alpha-beta's hand-written evaluation and the
-concepts for probing (`Checkers.alphabeta_evaluation` and `Checkers.concepts` hand these out;
-this module imports the game's, so the game imports it inside those hooks).
+concepts for probing (`Checkers.alphabeta_evaluation` and `Checkers.concepts` hand these out).
+It shares the board's sizes with the rules through `checkers_board`, and imports nothing of
+`checkers` itself, so the game and its knowledge form no import cycle.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from azjax.games import base
-from azjax.games.checkers import COLS, KING, MAN, NUM_ACTIONS, NUM_SQUARES, ROWS, Checkers, State
+from azjax.games.checkers_board import COLS, KING, MAN, NUM_ACTIONS, NUM_SQUARES, ROWS
+
+if TYPE_CHECKING:
+  from azjax.games.checkers import Checkers, State
 
 # Alpha-beta's evaluation weights (a man counts 1).
 KING_WEIGHT = 1.5

@@ -13,8 +13,10 @@ periphery is grouped into packages:
    `azjax.sharding` spreads it over many devices.
 5. `azjax.agents` (every player, from specs), `azjax.arena` (matches, Elo) and `azjax.solver`
    (exact values, a perfect player, and the solver benchmark `solver.benchmark`).
-6. `azjax.runs`: a run directory (`runs.loop`, the outer loop; `runs.driver`, one AlphaZero run;
-   `runs.gating`, `runs.checkpoint`, `runs.memory`); `azjax.tdleaf`, TD-Leaf(lambda)'s learner;
+6. `azjax.runs`: a run directory: the kinds of run (`runs.kinds`, whose `runs.load(run_dir)` is
+   every trained player; `runs.base`, `runs.alphazero`), its files (`runs.layout`), the outer
+   loop of every learner (`runs.loop`), one AlphaZero run (`runs.driver`), `runs.gating`,
+   `runs.checkpoint`, `runs.memory`; `azjax.tdleaf`, TD-Leaf(lambda)'s learner and run kind;
    `azjax.sweep` (+ `sweep.report`, `sweep.timing`): many runs as one vmapped program.
 7. `azjax.evaluate` (in-training evaluators, tournaments, the ladder, curves, OpenSpiel),
    `azjax.play` (sessions, engines, the web page, rendering), `azjax.probe`: evaluating,
@@ -23,7 +25,7 @@ periphery is grouped into packages:
 `azjax.files` (atomic writes, JSONL) serves every layer; `azjax.console` (progress on a terminal,
 Ctrl-C that keeps what finished, a missing optional extra in one line) serves the long commands.
 
-The submodules load on first use (`import azjax; azjax.agents.load(...)` works), so `import
+The submodules load on first use (`import azjax; azjax.runs.load(...)` works), so `import
 azjax` alone does not import JAX.
 """
 

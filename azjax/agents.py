@@ -39,7 +39,6 @@ import dataclasses
 import functools
 import inspect
 import math
-import os
 from typing import Any, Callable
 
 import jax
@@ -467,27 +466,12 @@ KINDS["human"] = Kind("human", "a person at the board (play only)", plays="human
 # -- Trained agents --------------------------------------------------------------------------------
 
 
-def run_game(run_dir: str | os.PathLike) -> base.Game:
-  """The game a run directory plays, with its options (a Slider size, a Breakthrough board):
-  a TD-Leaf run's (`tdleaf.json`) or an AlphaZero run's (`config.json`). Loads no weights.
-
-  Raises:
-    FileNotFoundError: the directory is neither kind of run.
-  """
-  from azjax import games, tdleaf
-  from azjax.runs import checkpoint
-
-  if tdleaf.is_run(run_dir):
-    return tdleaf.Config.load(run_dir).make_env()
-  config = checkpoint.read_config(run_dir)
-  return games.make(config.game, **config.game_kwargs())
-
-
 def load_network(run_dir: str, *, compute_dtype: str | None = None):
   """`(config, env, model, abstract variables)` of a run directory, without loading weights
   (`azjax.runs.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
   build many players over one network shape, e.g. every snapshot of a run. The compute dtype
-  defaults as in `load`."""
+  defaults to float32 on a CPU (XLA:CPU emulates bfloat16 convolutions, some 50x slower), else
+  the run's. A run's trained player, of any kind, is `azjax.runs.load`."""
   from azjax import games, nets
   from azjax.runs import checkpoint
 
@@ -501,69 +485,6 @@ def load_network(run_dir: str, *, compute_dtype: str | None = None):
   model = nets.make(net_config, env.num_actions)
   abstract = nets.init_variables(model, jax.random.key(0), env.observation_shape)
   return config, env, model, abstract
-
-
-def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
-         raw_policy: bool = False, step: int | None = None,
-         compute_dtype: str | None = None, alphabeta_depth: int | None = None,
-         alphabeta_width: int | None = NETWORK_ALPHABETA_WIDTH,
-         game_options: dict | None = None) -> tuple[base.Game, Agent]:
-  """The game and the trained agent of a run directory (see `azjax.runs.checkpoint`): one
-  interface for every trained player.
-
-  A TD-Leaf run (`azjax.tdleaf`, a `tdleaf.json`) gives its alpha-beta player with the
-  learned evaluation, at `alphabeta_depth` (default the run's depth); with `game_options`
-  (e.g. `{"size": 7}`) on another variant of its game, which its feature network plays
-  whatever the board size. The other arguments are for AlphaZero runs.
-
-  Args:
-    run_dir: a directory written by training (config.json plus model/ or checkpoints/, or
-      tdleaf.json plus model/).
-    simulations: search simulations per move.
-    algorithm: "gumbel" or "puct"; default: the run's own search. The search is the run's
-      own settings without noise (`Config.search_config(evaluation=True)`), with these
-      `simulations` and this `algorithm`.
-    raw_policy: play the network's raw policy instead (no search).
-    alphabeta_depth, alphabeta_width: play alpha-beta with the network as its evaluation
-      instead (`make_network_alphabeta`): this depth, the policy's `alphabeta_width` best
-      actions at every node (None: every action).
-    step: load the snapshot `models/<step>` instead of the final network.
-    compute_dtype: "float32" or "bfloat16"; default: the run's, except on a CPU, where
-      float32 is used (XLA:CPU emulates bfloat16 convolutions, some 50x slower).
-  """
-  from azjax import games, tdleaf
-  from azjax.runs import checkpoint
-
-  if tdleaf.is_run(run_dir):
-    learner, params = tdleaf.load(run_dir, step=step)
-    env = learner.env
-    if game_options:
-      env = games.make(learner.config.game, **{**learner.config.game_options, **game_options})
-    depth = alphabeta_depth or learner.config.depth
-    label = f"{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
-    return env, learner.player(params, env, depth=depth, name=f"tdleaf-d{depth}({label})")
-  if game_options:
-    raise ValueError(f"{run_dir}: an AlphaZero network plays the variant it was trained on; "
-                     f"game options {game_options} apply to TD-Leaf runs only")
-  config, env, model, abstract = load_network(run_dir, compute_dtype=compute_dtype)
-  variables = checkpoint.load_model(run_dir, abstract, step=step)
-  label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
-  if raw_policy:
-    agent = make_raw_policy(env, model=model, variables=variables, name=f"policy({label})")
-  elif alphabeta_depth is not None:
-    width = "" if alphabeta_width is None else f"w{alphabeta_width}"
-    agent = make_network_alphabeta(
-        env, model=model, variables=variables, depth=alphabeta_depth, width=alphabeta_width,
-        name=f"ab-d{alphabeta_depth}{width}({label})")
-  else:
-    # The run's own search as its evaluation player; only what the caller passes changes.
-    explicit = {} if algorithm is None else {"algorithm": algorithm}
-    search_config = config.search_config(evaluation=True, simulations=simulations, **explicit)
-    agent = make_alphazero(
-        env, model=model, variables=variables, simulations=simulations,
-        search_config=search_config,
-        name=f"az-{search_config.algorithm}{simulations}({label})")
-  return env, reading_with(env, agent)
 
 
 def reading_with(env: base.Game, agent: Agent) -> Agent:
@@ -583,7 +504,7 @@ def reading_with(env: base.Game, agent: Agent) -> Agent:
 
 __all__ = [
     "Agent", "KINDS", "Kind", "NETWORK_ALPHABETA_WIDTH", "PLAYS", "Policy", "Spec", "build",
-    "describe_kinds", "kinds", "load", "load_network", "make",
+    "describe_kinds", "kinds", "load_network", "make",
     "make_alphabeta",
     "make_alphazero", "make_mcts", "make_network_alphabeta", "make_random", "make_raw_policy",
     "make_solver", "network_eval_fn", "parse_spec", "random_policy", "reading_with",

@@ -16,14 +16,14 @@ import argparse
 import jax
 import numpy as np
 
-from azjax import agents, solver
+from azjax import agents, runs, solver
 
 KIND = {(1, 0): "win->draw", (1, -1): "win->loss", (0, -1): "draw->loss"}
 
 
 def play_games(run_dir: str, games: int, simulations: int, seed: int) -> list[dict]:
   """Each game's result for the network (+1/0/-1) and its mistakes as `(ply, kind)`."""
-  env, agent = agents.load(run_dir, simulations=simulations)
+  env, agent = runs.load(run_dir, simulations=simulations)
   opponent = agents.make_solver(env)
   key = jax.random.key(seed)
   key, init_key = jax.random.split(key)

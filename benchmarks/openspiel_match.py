@@ -19,7 +19,7 @@ import time
 
 import jax
 
-from azjax import agents
+from azjax import agents, runs
 from azjax.evaluate import openspiel_bridge as ob
 
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
   if args.games <= 0 or args.games % 2:
     parser.error(f"--games must be positive and even, got {args.games}")
 
-  env, agent = agents.load(args.checkpoint, simulations=args.simulations)
+  env, agent = runs.load(args.checkpoint, simulations=args.simulations)
   game = ob.openspiel_game(env)
   players = [i % 2 for i in range(args.games)]
 

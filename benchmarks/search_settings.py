@@ -18,7 +18,7 @@ import time
 import jax
 import numpy as np
 
-from azjax import agents
+from azjax import runs
 from azjax.solver import benchmark as solver_benchmark
 
 SEARCHES = (("gumbel", 32), ("gumbel", 128), ("gumbel", 512),
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
   players += [(f"{algorithm} {n}", dict(simulations=n, algorithm=algorithm))
               for algorithm, n in SEARCHES]
   for label, options in players:
-    env, agent = agents.load(args.run, **options)
+    env, agent = runs.load(args.run, **options)
     start = time.time()
     actions = np.asarray(agent.act(positions.states(env), jax.random.key(0)))
     metrics = solver_benchmark.move_metrics(positions, actions, by_source=True)

@@ -130,10 +130,10 @@ def test_every_module_imports_alone():
 
 
 def test_the_package_exposes_its_public_modules_lazily():
-  """`import azjax; azjax.agents.load(...)` works, and `import azjax` alone imports no JAX."""
+  """`import azjax; azjax.runs.load(...)` works, and `import azjax` alone imports no JAX."""
   code = ("import sys, azjax; assert 'jax' not in sys.modules; "
           "mods = [getattr(azjax, name) for name in azjax.__all__]; "
-          "assert azjax.agents.load and azjax.games.make; print(len(mods))")
+          "assert azjax.runs.load and azjax.games.make; print(len(mods))")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
   assert int(out.stdout) == len(__import__("azjax").__all__)
 
@@ -147,3 +147,11 @@ def test_modules_and_scripts_stay_short():
            if (n := len(p.read_text().splitlines())) > 200]
   assert not long, "\n".join(long)
 
+
+
+def test_no_import_cycles_function_level_imports_included():
+  """Imports inside functions count too: a lazy import only hides a cycle until the day two
+  modules are imported in an unlucky order, and it hides the layering from a reader."""
+  graph = {module: imports(module, functions=True) for module in MODULES}
+  cycle = find_cycle(graph)
+  assert cycle is None, "import cycle (function-level imports included): " + " -> ".join(cycle)

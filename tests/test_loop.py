@@ -2,6 +2,7 @@
 imports, and the advice when a run's iterations do not fit its time budget."""
 
 import dataclasses
+import functools
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ from jax._src import compilation_cache
 
 from azjax.cli import train as _cli
 from azjax.config import preset
-from azjax.runs import loop
+from azjax.runs import driver, loop
 
 
 @pytest.fixture
@@ -80,18 +81,20 @@ def test_progress_bar_shows_a_dash_before_the_first_sgd_step():
 def test_budget_advice_projects_the_end_of_the_budget_from_the_pace():
   config = preset("breakthrough8_cpu")  # 17500 iterations of a cosine in 120 minutes.
   # 0.3 s an iteration: 17300 more take 5190 s of the 7141 left, 1951 s (33 min) to spare.
-  fast = loop.budget_advice(config, 200, 200, 60.0, 7141.0)
+  advice = functools.partial(loop.budget_advice, schedules=driver.schedules(config))
+  fast = advice(config, 200, 200, 60.0, 7141.0)
   assert "0.300 s an iteration" in fast and "about 33 minutes before" in fast
   assert fast.endswith("--set iterations=23289 would fit the budget")  # 200 + 0.97*7141/0.3
   # 0.5 s: 8650 s needed, the budget ends near iteration 200 + 7101/0.5.
-  slow = loop.budget_advice(config, 200, 200, 100.0, 7101.0)
+  slow = advice(config, 200, 200, 100.0, 7101.0)
   assert "ends near iteration 14402" in slow and "--set iterations=13975 " in slow
-  assert loop.budget_advice(config, 100, 100, 40.0, 7160.0) is None  # 6960 s of 7160: fits.
+  assert advice(config, 100, 100, 40.0, 7160.0) is None  # 6960 s of 7160: fits.
   # A later check that finds the run fits after all takes back earlier advice.
-  assert loop.budget_advice(config, 100, 100, 40.0, 7160.0, advised=True) == (
+  assert advice(config, 100, 100, 40.0, 7160.0, advised=True) == (
       "at 0.400 s an iteration on this machine the 17500 iterations fit the 120-minute budget "
       "after all")
   # Without a schedule over the iterations, or without a time budget, nothing to fit.
   for other in (dataclasses.replace(config, lr_schedule="constant"),
                 dataclasses.replace(config, minutes=0.0)):
-    assert loop.budget_advice(other, 200, 200, 100.0, 7101.0) is None
+    assert loop.budget_advice(other, 200, 200, 100.0, 7101.0,
+                              schedules=driver.schedules(other)) is None

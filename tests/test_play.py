@@ -17,7 +17,7 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import agents, games, play, search
+from azjax import agents, games, play, runs, search
 from azjax.cli import play as play_cli
 
 from positions import CHECKERS_CHOICE
@@ -665,7 +665,7 @@ def test_tdleaf_bad_kinds_on_the_command_line(tdleaf_run, capsys):
 
 @pytest.mark.slow
 def test_tdleaf_engine_is_the_runs_player(tdleaf_run, factory):
-  """The engine moves as `agents.load(run)`'s player does, and its analysis is
+  """The engine moves as `runs.load(run)`'s player does, and its analysis is
   `alphabeta.search`'s value and principal variation with the learned evaluation."""
   from azjax import alphabeta, tdleaf
 
@@ -686,7 +686,7 @@ def test_tdleaf_engine_is_the_runs_player(tdleaf_run, factory):
   state, key = session.state, jax.random.key(3)
   analysis = engine.analyse(state, key)
   batched = jax.tree.map(lambda x: x[None], state)
-  _, agent = agents.load(str(tdleaf_run))
+  _, agent = runs.load(tdleaf_run)
   assert analysis.action == int(agent.act(batched, key)[0])
   learner, params = tdleaf.load(tdleaf_run)
   found = alphabeta.search(env, batched, key, depth=2, evaluation=learner.evaluation(params))

@@ -15,7 +15,7 @@ from azjax import config as config_lib
 from azjax import train
 from azjax.cli import train as _cli
 from azjax.config import Config
-from azjax.runs import checkpoint, driver
+from azjax.runs import checkpoint, driver, layout
 
 # One config for every training below (`max_iterations` stops early), so that they share one
 # compiled iteration (see `shared_compilation`) with the other tests (tests/tiny.py).
@@ -192,9 +192,9 @@ def test_resume_needs_a_run_and_overwrite_replaces_one(finished_run, tmp_path, c
   run = finished_run
   (run / "checkpoints" / "7").mkdir(parents=True)
   (run / "checkpoints" / "7" / "x").write_text("x")
-  removed = driver.clear_run(run)
+  removed = layout.clear_run(run)
   assert set(removed) == {"config.json", "metrics.jsonl", "model", "checkpoints", "losses.png"}
-  assert driver.run_files(run) == [] and (run / "eval.md").exists()
+  assert layout.run_files(run) == [] and (run / "eval.md").exists()
 
 
 # -- Validation ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import chex, jax, jax.numpy as jnp, numpy as np
 from jax.sharding import PartitionSpec as P
 from azjax import sharding, sweep, train
 from azjax.runs import loop
+from azjax.games import base
 from azjax.config import Config
 assert len(jax.devices()) == 8, jax.devices()
 # As in conftest: the suite's throwaway compile cache ($AZJAX_COMPILE_CACHE), which lets the
@@ -114,7 +115,8 @@ for _ in range(2):
   states, metrics = program.iteration(states, hyper)
 assert states.selfplay.buffer.observation.sharding.spec == P("configs", None, "data")
 alone, _ = train_alone(CONFIG, 2)
-chex.assert_trees_all_close(loop.unstack(states.params, 0), alone.params, atol=1e-5, rtol=1e-4)
+chex.assert_trees_all_close(base.unstack_state(states.params, 0), alone.params, atol=1e-5,
+                            rtol=1e-4)
 print("ok")
 """
 

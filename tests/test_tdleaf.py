@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import agents, tdleaf
+from azjax import runs, tdleaf
 
 TINY = tdleaf.Config(game="slider", game_options={"size": 4, "blocks": "none"}, depth=2, batch=4,
                      max_plies=40, sgd_steps=2, eval_every=2, eval_games=2, checkpoint_every=1)
@@ -116,22 +116,22 @@ def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
 def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
   run = tmp_path / "run"
   # replay=2: the kept games are not checkpointed, so resuming refills them.
-  row = tdleaf.train(dataclasses.replace(TINY, iterations=2, replay=2), run,
-                     log=lambda *_: None)
-  assert row["iteration"] == 2 and "score_vs_hand" in row
+  row = tdleaf.train(dataclasses.replace(TINY, iterations=2, replay=2), run, progress=False,
+                     log=lambda *_: None).row
+  assert row["iteration"] == 2 and "eval/hand/score" in row
   with pytest.raises(ValueError, match="holds a run"):
     tdleaf.train(TINY, run, log=lambda *_: None)
-  row = tdleaf.train(dataclasses.replace(TINY, iterations=3), run, resume=True,
-                     log=lambda *_: None)
+  row = tdleaf.train(dataclasses.replace(TINY, iterations=3, replay=2), run, resume=True,
+                     progress=False, log=lambda *_: None).row
   assert row["iteration"] == 3
   lines = (run / "metrics.jsonl").read_text().splitlines()
   assert len(lines) == 4  # iteration 0's score, then one row an iteration
-  env, player = agents.load(str(run))
+  env, player = runs.load(run)
   assert player.name.startswith("tdleaf-d2")
   states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
   actions = np.asarray(player.act(states, jax.random.key(1)))
   assert np.asarray(states.legal_action_mask)[np.arange(2), actions].all()
-  bigger, _ = agents.load(str(run), game_options={"size": 6})  # the features fit any size
+  bigger, _ = runs.load(run, game_options={"size": 6})  # the features fit any size
   assert bigger.size == 6
   with pytest.raises(ValueError, match="evaluation_features"):
     tdleaf.Learner(tdleaf.Config(game="connect_four", evaluation="features"))
@@ -150,9 +150,9 @@ def test_a_convolutional_evaluation_plays_every_board_size():
   state = big_env.init(jax.random.key(1))
   value = big.value(params, big.inputs(state))
   assert value.shape == () and -1.0 < float(value) < 1.0
-  with pytest.raises(ValueError, match="head must be one of"):
+  with pytest.raises(ValueError, match="head='pooled': must be one of"):
     dataclasses.replace(config, head="pooled").validate()
-  with pytest.raises(ValueError, match="opening_moves must be an int >= 0"):
+  with pytest.raises(ValueError, match="opening_moves=-1: must be >= 0"):
     dataclasses.replace(config, opening_moves=-1).validate()
 
 
@@ -202,12 +202,13 @@ def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
   learner = tdleaf.Learner(config)
   positions = solver_benchmark.Positions.load(solver_benchmark.positions_path("tic_tac_toe"))
   late = positions.subset(np.flatnonzero(positions.num_moves >= 5))  # Small trees: fast.
-  row = tdleaf.solver_scorer(learner, late)(learner.init(jax.random.key(0)).params)
+  row = solver_benchmark.overall(
+      tdleaf.solver_scorer(learner, late)(learner.init(jax.random.key(0)).params), "solver/")
   assert row["solver/alphabeta9/mistake_rate"] == 0.0
   assert row["solver/alphabeta9/optimal_rate"] == 1.0
   assert row["solver/alphabeta9/value_accuracy"] == 1.0
   shallow = dataclasses.replace(config, depth=1)
-  last = tdleaf.train(shallow, tmp_path / "ttt", log=lambda *_: None)
+  last = tdleaf.train(shallow, tmp_path / "ttt", progress=False, log=lambda *_: None).row
   assert 0.0 <= last["solver/alphabeta1/mistake_rate"] <= 1.0
   rows = (tmp_path / "ttt" / "metrics.jsonl").read_text().splitlines()
   assert len(rows) == 2 and "solver/alphabeta1/mistake_rate" in rows[0]
@@ -239,5 +240,5 @@ def test_games_against_the_hand_evaluation():
   assert finished.sum() >= 8 and learner_score[finished].mean() < 0.2
   _, _, metrics = learner.iteration(state, None)
   assert 0.0 <= float(metrics["training_vs_hand"]) < 0.5
-  with pytest.raises(ValueError, match="versus_hand must be in"):
+  with pytest.raises(ValueError, match="versus_hand=1.5: must be in"):
     dataclasses.replace(config, versus_hand=1.5).validate()

@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> None:
         bar.update(1)
 
       try:
-        from azjax import agents  # noqa: PLC0415
-        path = solver_benchmark.positions_path(agents.run_game(run_dir).name, args.positions)
+        from azjax import runs  # noqa: PLC0415
+        path = solver_benchmark.positions_path(runs.run_game(run_dir).name, args.positions)
         positions = solver_benchmark.Positions.load(path)
         curves.solver_curve(run_dir, positions, simulations=simulations, every=args.every,
                             on_row=on_row)

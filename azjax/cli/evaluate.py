@@ -82,7 +82,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import agents, arena, console, plots
+from azjax import agents, arena, console, plots, runs
 from azjax.cli.common import command_line, prog
 from azjax.cli.evaluate_output import (
   append_eval,
@@ -100,9 +100,9 @@ def load_agent(args: argparse.Namespace, run_dir: str, step: int | None = None) 
   """`(env, agent)` of a run directory as the flags ask: search with `--simulations`, the raw
   policy, or alpha-beta with the network as its evaluation (`--alphabeta`, `--width`); with
   `step`, the network snapshot `models/<step>`."""
-  return agents.load(run_dir, simulations=args.simulations, raw_policy=args.raw_policy,
-                     alphabeta_depth=args.alphabeta, alphabeta_width=args.width or None,
-                     step=step)
+  return runs.load(run_dir, simulations=args.simulations, raw_policy=args.raw_policy,
+                   alphabeta_depth=args.alphabeta, alphabeta_width=args.width or None,
+                   step=step)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,36 +289,30 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   """The network's mistakes against perfect play (`azjax.solver.benchmark`)."""
   import json  # noqa: PLC0415
 
-  from azjax import tdleaf  # noqa: PLC0415
   from azjax.solver import benchmark as solver_benchmark
 
   counts = args.simulations if isinstance(args.simulations, tuple) else (args.simulations,)
   try:
-    if tdleaf.is_run(args.checkpoint):  # An alpha-beta player: its moves only.
-      learner, params = tdleaf.load(args.checkpoint, step=args.snapshot)
-      env = learner.env
-    else:
-      config, env, model, abstract = agents.load_network(args.checkpoint)
+    env = runs.run_game(args.checkpoint)
     path = solver_benchmark.positions_path(env.name, args.positions)
     positions = solver_benchmark.Positions.load(path)
+    # The run's players through its kind: AlphaZero's raw policy and search, TD-Leaf's
+    # alpha-beta (its moves and root values).
+    abstract, score = runs.solver_scorer(args.checkpoint, positions, (0, *counts),
+                                           batch_size=SOLVER_BATCH)
+    variables = checkpoint.load_model(args.checkpoint, abstract, step=args.snapshot)
     t0 = time.time()
     interrupted = False
-    if tdleaf.is_run(args.checkpoint):
-      actions = np.asarray(learner.act(params, positions.states(env), jax.random.key(args.seed)))
-      results = {f"alphabeta{learner.config.depth}": solver_benchmark.move_metrics(
-          positions, actions, by_source=True)}
-    else:
-      variables = checkpoint.load_model(args.checkpoint, abstract, step=args.snapshot)
-      # Batches of SOLVER_BATCH positions: the bar moves and Ctrl-C acts within seconds.
-      bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=(0, *counts),
-                                               search_config=config.search_config(),
-                                               batch_size=SOLVER_BATCH)
+    if isinstance(score, solver_benchmark.SolverBenchmark):
+      # Player by player, batch by batch: the bar moves and Ctrl-C acts within seconds.
       done, interrupted = console.each(
-          bench.players, lambda name, bar: (name, bench.player_actions(
+          score.players, lambda name, bar: (name, score.player_actions(
               name, variables, jax.random.key(args.seed), on_batch=bar.update)),
-          "solver benchmark", unit="batch", total=len(bench.players) * bench.num_batches,
+          "solver benchmark", unit="batch", total=len(score.players) * score.num_batches,
           what="writing the players scored so far")
-      results = bench.metrics(dict(done))
+      results = score.metrics(dict(done))
+    else:
+      results = score(variables, jax.random.key(args.seed))
   except (FileNotFoundError, ValueError) as err:
     parser.exit(2, f"error: {err}\n")
   seconds = time.time() - t0

@@ -13,7 +13,7 @@ import jax
 
 from azjax import arena, files
 from azjax.evaluate import strength
-from azjax.runs import checkpoint
+from azjax.runs import layout
 
 
 def table_header() -> str:
@@ -32,7 +32,7 @@ def output_dir(args: argparse.Namespace, default: str | Path | None) -> Path | N
   committed results/ (written only when `--out` names it): None, print only."""
   if args.out:
     return Path(args.out)
-  if default is None or checkpoint.in_committed_results(default):
+  if default is None or layout.in_committed_results(default):
     return None
   return Path(default)
 

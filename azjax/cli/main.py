@@ -39,8 +39,10 @@ COMMANDS: dict[str, Command] = {
                      "probes, TCAV, causal checks)"),
     "export": Command("azjax.cli.export:main", "export a network's parameters and a probing "
                       "dataset as numpy files"),
-    "slider": Command("azjax.cli.slider:main", "Slider: train TD-Leaf(lambda) or AlphaZero, "
-                      "score against the hand-written evaluation"),
+    "tdleaf": Command("azjax.cli.tdleaf:main", "train TD-Leaf(lambda) for GAME: alpha-beta "
+                      "learning its evaluation", "GAME"),
+    "slider": Command("azjax.cli.slider:main", "Slider: TD-Leaf or AlphaZero (aliases of "
+                      "tdleaf slider, train slider), scores against the hand-written evaluation"),
     "efficiency": Command("azjax.cli.efficiency:main", "learning curves of runs against perfect "
                           "play"),
 }

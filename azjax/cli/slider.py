@@ -4,16 +4,16 @@
     azjax slider --algorithm alphazero [--size 5] [--minutes 60] [train options...]
     azjax slider --score RUN [--sizes 5,6,7] [--games 200] [--depth D] [--out FILE.md]
 
-TD-Leaf(lambda) (`azjax.tdleaf`) trains an alpha-beta player's evaluation; AlphaZero trains the
-`slider_cpu` preset through the training command (`azjax.cli.train`), so every train option
-works there. `--score` plays a trained run (either kind, through `azjax.agents.load`) against
-alpha-beta with the hand-written evaluation, both colours, on each board size.
+Training is an alias: TD-Leaf(lambda) is `azjax tdleaf slider` (`azjax.cli.tdleaf`, with
+`--size`, `--blocks` and `--depth` as `--set size=...` and so on, and every other TD-Leaf option
+passed on), AlphaZero is `azjax train slider --preset slider_cpu` (`azjax.cli.train`). `--score`
+plays a trained run (of any kind, through `azjax.runs.load`) against alpha-beta with the
+hand-written evaluation, both colours, on each board size; `--curves` scores every snapshot.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import sys
 import time
@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="default: a new runs/slider-<algorithm>-<date>-<time>")
   parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="a TD-Leaf config field (azjax.tdleaf.Config)")
+                      metavar="KEY=VALUE", help="a setting (TD-Leaf: azjax.tdleaf.Config, "
+                      "AlphaZero: a config field)")
   parser.add_argument("--score", metavar="RUN", default=None,
                       help="score a trained run instead of training")
   parser.add_argument("--curves", metavar="RUN", nargs="+", default=None,
@@ -60,27 +61,6 @@ def _parser() -> argparse.ArgumentParser:
   return parser
 
 
-def _tdleaf_config(args) -> "tdleaf.Config":  # noqa: F821
-  from azjax import tdleaf
-
-  fields = {f.name: f for f in dataclasses.fields(tdleaf.Config)}
-  values = {"game_options": {"size": args.size, "blocks": args.blocks}}
-  if args.depth is not None:
-    values["depth"] = args.depth
-  for text in args.overrides:
-    key, sep, value = text.partition("=")
-    if not sep or key not in fields or key in ("game", "game_options"):
-      raise ValueError(f"--set {text!r}: use KEY=VALUE with KEY one of "
-                       f"{', '.join(k for k in fields if k not in ('game', 'game_options'))}")
-    kind = type(fields[key].default)
-    values[key] = value if kind is str else kind(float(value)) if kind is int else kind(value)
-  if args.minutes is not None:
-    values["minutes"] = args.minutes
-  if args.iterations is not None:
-    values["iterations"] = args.iterations
-  return tdleaf.Config(**values).validate()
-
-
 def score(run: str, sizes: list[int], games: int, depth: int | None, simulations: int,
           seed: int, versus: str | None = None) -> str:
   """A markdown table: the run's player (TD-Leaf: its alpha-beta at `depth`, default the
@@ -89,25 +69,28 @@ def score(run: str, sizes: list[int], games: int, depth: int | None, simulations
   with each colour."""
   import jax
 
-  from azjax import agents, arena, tdleaf
+  from azjax import agents, arena, runs
 
   lines = ["| board | player | opponent | games | W/D/L | as first | as second | score | 95% CI "
            "| seconds |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+  def player_of(run_dir: str, size: int):
+    # A TD-Leaf run plays any size (its evaluation does not depend on it), at --depth; an
+    # AlphaZero network only the size it was trained on (`runs.load` says so), with search.
+    kind = runs.kind_of(run_dir)
+    options = {} if runs.run_game(run_dir).size == size else {"game_options": {"size": size}}
+    if kind.name == "tdleaf":
+      options["alphabeta_depth"] = depth
+    env, agent = runs.load(run_dir, simulations=simulations, **options)
+    return env, agent, getattr(kind.read_config(Path(run_dir)), "depth", 3)
+
   for size in sizes:
-    if tdleaf.is_run(run):
-      env, player = agents.load(run, game_options={"size": size}, alphabeta_depth=depth)
-      hand_depth = depth or tdleaf.Config.load(run).depth
-    else:
-      env, player = agents.load(run, simulations=simulations)
-      if env.size != size:
-        raise ValueError(f"{run} is an AlphaZero run on {env.describe()}; it plays that size "
-                         "only (--sizes {env.size})")
-      hand_depth = depth or 3
+    env, player, run_depth = player_of(run, size)
+    hand_depth = depth or run_depth
     if versus is None:
       hand = agents.make_alphabeta(env, depth=hand_depth, name=f"alphabeta-d{hand_depth}(hand)")
     else:  # the other learner, each with its own search (TD-Leaf: its depth, AZ: simulations)
-      _, hand = agents.load(versus, simulations=simulations,
-                            **({"game_options": {"size": size}} if tdleaf.is_run(versus) else {}))
+      _, hand, _ = player_of(versus, size)
     t = time.time()
     result = arena.play(env, player, hand, games, jax.random.key(seed + size))
     low, high = result.interval
@@ -125,13 +108,13 @@ def curve(run: str, games: int, depth: int, simulations: int, every: int, seed: 
   of the jitted match, so a run compiles once."""
   import jax
 
-  from azjax import agents, arena, tdleaf
+  from azjax import agents, arena, runs, tdleaf
   from azjax.evaluate import curves
   from azjax.runs import checkpoint
 
-  snapshots = [i for i, _ in checkpoint.list_models(run)]
+  snapshots = list(runs.players(run).snapshots)
   snapshots = [s for k, s in enumerate(snapshots) if k % every == 0 or k == len(snapshots) - 1]
-  if tdleaf.is_run(run):
+  if runs.kind_of(run).name == "tdleaf":  # Its learner's match takes the params: one compile.
     learner, _ = tdleaf.load(run)
     env, abstract = learner.env, learner.evaluator.init(jax.random.key(0))
     match = functools.partial(learner.match, env=learner.env, games_=games, depth=depth)
@@ -208,13 +191,20 @@ def main(argv: list[str] | None = None) -> None:
       for text in args.overrides:
         options += ["--set", text]
       return train.main("slider", options + rest)
-    if rest:
-      raise ValueError(f"unknown options for TD-Leaf: {' '.join(rest)}")
-    from azjax import tdleaf
+    from azjax.cli import tdleaf
 
-    config = _tdleaf_config(args)
-    run_dir = args.run_dir or time.strftime("runs/slider-tdleaf-%Y%m%d-%H%M%S")
-    tdleaf.train(config, run_dir, resume=args.resume)
+    options = ["--set", f"size={args.size}", "--set", f"blocks={args.blocks}"]
+    if args.depth is not None:
+      options += ["--set", f"depth={args.depth}"]
+    if args.resume:
+      options = ["--resume"]  # the saved settings have the board and the depth
+    for flag, value in (("--minutes", args.minutes), ("--iterations", args.iterations),
+                        ("--run-dir", args.run_dir)):
+      if value is not None:
+        options += [flag, str(value)]
+    for text in args.overrides:
+      options += ["--set", text]
+    return tdleaf.train("slider", options + rest)
   except ValueError as err:
     raise SystemExit(f"{prog('slider')}: {err}") from None
 

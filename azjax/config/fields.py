@@ -64,9 +64,11 @@ class Section:
 
   def __call__(self, default: Any, help: str, *, unit: str = "", choices: Sequence[str] = (),
                check: Check | None = None, traced: bool = False, to: str = "") -> Any:
-    return dataclasses.field(default=default, metadata={
-        "section": self, "help": help, "unit": unit, "choices": tuple(choices),
-        "check": check, "traced": traced, "to": to})
+    metadata = {"section": self, "help": help, "unit": unit, "choices": tuple(choices),
+                "check": check, "traced": traced, "to": to}
+    if isinstance(default, dict):  # A table of options (a learner's `game_options`).
+      return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 _GAME = Section("game", "Game", "Which game, and its options; 0 or an empty string keeps the "
@@ -441,20 +443,31 @@ def _one_of(choices: Sequence[str]) -> str:
   return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
-_SECTION_NAMES = tuple(dict.fromkeys(f.metadata["section"].name for f in _FIELDS.values()))
+def declared_fields(cls: type = Config) -> dict[str, dataclasses.Field]:
+  """`{name: field}` of a config class whose fields are declared by `Section` (`Config`, or a
+  learner's own, e.g. `azjax.tdleaf.config.Config`), in the order of the class."""
+  return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def section_names(cls: type = Config) -> tuple[str, ...]:
+  """The sections of a config class, in the order of its fields."""
+  return tuple(dict.fromkeys(f.metadata["section"].name for f in dataclasses.fields(cls)))
+
+
+_FIELDS = declared_fields(Config)
 # The keys the iteration reads as traced values: a vmapped sweep group's runs may differ in
 # them (with `seed`). `azjax.train.Hyper` holds these.
 TRACED_KEYS: tuple[str, ...] = tuple(k for k, f in _FIELDS.items() if f.metadata["traced"])
 
 
-def field_help(key: str) -> str:
-  """One line on `key`: its help, unit and allowed values (those the help does not name).
+def field_help(key: str, cls: type = Config) -> str:
+  """One line on `key` (a field of `cls`): its help, unit and allowed values (those the help
+  does not name).
 
   Raises:
     KeyError: `key` is not a config field.
   """
-  info = _FIELDS[key].metadata
+  info = declared_fields(cls)[key].metadata
   unit = info["unit"]
   text = info["help"] + (f" [{unit}]" if unit and unit not in info["help"] else "")
   if info["choices"] and not all(choice in info["help"] for choice in info["choices"]):
@@ -487,30 +500,31 @@ def _parse_value(key: str, raw: Any, default: Any) -> Any:
     raise ValueError(f"config {key}: expected {kind.__name__}, got {raw!r}") from None
 
 
-def resolve_key(key: str) -> str:
-  """The field a key names: a field's own name (`simulations`) or its dotted name with its
-  section (`search.simulations`, as in the TOML tables `--print-config` writes).
+def resolve_key(key: str, cls: type = Config) -> str:
+  """The field of `cls` a key names: a field's own name (`simulations`) or its dotted name with
+  its section (`search.simulations`, as in the TOML tables `--print-config` writes).
 
   Raises:
     ValueError: no such field (with the closest names), or the wrong section for it.
   """
+  fields = declared_fields(cls)
   section, dot, name = key.rpartition(".")
-  if name in _FIELDS and (not dot or section == _FIELDS[name].metadata["section"].name):
+  if name in fields and (not dot or section == fields[name].metadata["section"].name):
     return name
-  if name in _FIELDS:
-    right = _FIELDS[name].metadata["section"].name
+  if name in fields:
+    right = fields[name].metadata["section"].name
     raise ValueError(f"config: {key!r}: {name} is in section {right!r} ({right}.{name})")
   import difflib  # noqa: PLC0415
-  names = [*_FIELDS, *(f"{f.metadata['section'].name}.{k}" for k, f in _FIELDS.items())]
+  names = [*fields, *(f"{f.metadata['section'].name}.{k}" for k, f in fields.items())]
   close = difflib.get_close_matches(key, names, n=3)
   hint = f"; did you mean {', '.join(close)}?" if close else ""
   raise ValueError(f"config: unknown key {key!r}{hint}")
 
 
-def override(config: Config, items: Iterable[tuple[str, Any]], *,
-             source: str | os.PathLike | None = None) -> Config:
-  """Returns `config` with `(key, value)` pairs applied; values may be strings to parse, keys
-  plain or dotted (`resolve_key`).
+def override(config: Any, items: Iterable[tuple[str, Any]], *,
+             source: str | os.PathLike | None = None) -> Any:
+  """Returns `config` (a `Config`, or another class declared by `Section`) with `(key, value)`
+  pairs applied; values may be strings to parse, keys plain or dotted (`resolve_key`).
 
   Raises:
     ValueError: for an unknown key (with the closest names) or a value of the wrong type; the
@@ -519,7 +533,7 @@ def override(config: Config, items: Iterable[tuple[str, Any]], *,
   changes = {}
   for key, raw in items:
     try:
-      name = resolve_key(key)
+      name = resolve_key(key, type(config))
       changes[name] = _parse_value(key, raw, getattr(config, name))
     except ValueError as err:
       if source is None:
@@ -540,7 +554,7 @@ def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
 
 
 
-def flat_settings(values: dict[str, Any]) -> dict[str, Any]:
+def flat_settings(values: dict[str, Any], cls: type = Config) -> dict[str, Any]:
   """`values` with each section's table (`{"search": {"simulations": 32}}`) spelled out as
   dotted keys (`{"search.simulations": 32}`); other keys unchanged and unchecked.
 
@@ -548,15 +562,16 @@ def flat_settings(values: dict[str, Any]) -> dict[str, Any]:
     ValueError: a table that is not a section, or a table inside a section.
   """
   settings = {}
+  fields = declared_fields(cls)
   for key, value in values.items():
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or key in fields:  # A setting (a table of options, too).
       settings[key] = value
       continue
-    if key not in _SECTION_NAMES:
+    if key not in section_names(cls):
       raise ValueError(f"{key!r} is a table, but the tables of a config are its sections: "
-                       f"{', '.join(_SECTION_NAMES)}")
+                       f"{', '.join(section_names(cls))}")
     for name, inner in value.items():
-      if isinstance(inner, dict):
+      if isinstance(inner, dict) and name not in fields:
         raise ValueError(f"{key}.{name} is a table; a section holds settings only")
       settings[f"{key}.{name}"] = inner
   return settings

@@ -9,14 +9,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from azjax.config.fields import _FIELDS, Config, Section, field_help, flat_settings
+from azjax.config.fields import Config, Section, declared_fields, field_help, flat_settings
 from azjax.files import write_atomic
 
 CONFIG_FILE = "config.json"
 
 
-def read_settings(path: str | os.PathLike) -> dict[str, Any]:
-  """The settings in a config file, unchecked: `{key: value}`.
+def read_settings(path: str | os.PathLike, cls: type = Config) -> dict[str, Any]:
+  """The settings in a config file for a config of class `cls`, unchecked: `{key: value}`.
 
   The file is JSON (an object, like a run's config.json) when its text starts with `{`, else
   TOML. Settings may sit at the top level (`simulations = 32`) or in their section's table
@@ -55,7 +55,7 @@ def read_settings(path: str | os.PathLike) -> dict[str, Any]:
   if not isinstance(values, dict):
     raise ValueError(f"{path}: not a valid config file (an object of settings expected)")
   try:
-    return flat_settings(values)
+    return flat_settings(values, cls)
   except ValueError as err:
     raise ValueError(f"{path}: {err}") from None
 
@@ -106,10 +106,10 @@ def read_config(run_dir: str | os.PathLike) -> Config:
 # -- The config as a TOML file: --print-config ----------------------------------------------------
 
 
-def _sections() -> dict[Section, list[dataclasses.Field]]:
+def _sections(cls: type) -> dict[Section, list[dataclasses.Field]]:
   """The fields of each section, in the order of the class."""
   out: dict[Section, list[dataclasses.Field]] = {}
-  for field in _FIELDS.values():
+  for field in declared_fields(cls).values():
     out.setdefault(field.metadata["section"], []).append(field)
   return out
 
@@ -119,18 +119,23 @@ def _toml_value(value: Any) -> str:
     return "true" if value else "false"
   if isinstance(value, str):
     return json.dumps(value)  # A JSON string is a TOML basic string.
+  if isinstance(value, dict):  # An inline table.
+    return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
   return repr(value)
 
 
-def to_toml(config: Config) -> str:
-  """Every key of `config` as a `key = value` line with its one-line help, in a TOML table for
-  each section (`[search]`): a file that `--config` reads back (`read_settings`)."""
-  width = max(len(f"{key} = {_toml_value(getattr(config, key))}") for key in _FIELDS)
+def to_toml(config: Any) -> str:
+  """Every key of `config` (a `Config`, or another class declared by `Section`) as a
+  `key = value` line with its one-line help, in a TOML table for each section (`[search]`): a
+  file that `--config` reads back (`read_settings`)."""
+  cls = type(config)
+  width = max(len(f"{key} = {_toml_value(getattr(config, key))}")
+              for key in declared_fields(cls))
   lines = ["# azjax config: `--config FILE` reads it; docs/config.md explains every key.",
            "# A key may also sit at the top level, or be set as --set section.key=value."]
-  for section, fields in _sections().items():
+  for section, fields in _sections(cls).items():
     lines += ["", f"# -- {section.title}", f"[{section.name}]"]
     for field in fields:
       setting = f"{field.name} = {_toml_value(getattr(config, field.name))}"
-      lines.append(f"{setting:<{width}}  # {field_help(field.name)}")
+      lines.append(f"{setting:<{width}}  # {field_help(field.name, cls)}")
   return "\n".join(lines) + "\n"

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import jax
-import numpy as np
 
-from azjax import agents, files, tdleaf
-from azjax.runs import checkpoint
+from azjax import files, runs
+from azjax.runs import checkpoint, layout
 from azjax.solver import benchmark as solver_benchmark
 
 
@@ -29,7 +28,7 @@ def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
   Runs resumed before the seconds carried over across a resume restart their count at 0; such
   a restart is added to the time before it, so the seconds never go back.
   """
-  path = Path(run_dir) / "metrics.jsonl"
+  path = Path(run_dir) / layout.METRICS_JSONL
   out, offset, last = {}, 0.0, 0.0
   for row in files.read_jsonl(path) if path.exists() else []:
     if row.get("seconds") in (None, ""):
@@ -51,58 +50,31 @@ def solver_curve(run_dir: str | Path, positions: solver_benchmark.Positions, *,
                  key: jax.Array | None = None, on_row: OnRow | None = None
                  ) -> list[dict[str, Any]]:
   """One row per snapshot (every `every`-th, and always the last): its iteration, training
-  minutes and positions, and for each player ("policy", "search<s>") the overall mistake rate,
-  optimal-move rate and value accuracy on `positions`. `on_row(row, done, total)` is called as
-  each row is made (a command's progress, and what it keeps on Ctrl-C).
+  minutes and positions, and for each of the run's players (AlphaZero: "policy", "search<s>";
+  TD-Leaf: "alphabeta<depth>", through its run kind) the overall mistake rate, optimal-move
+  rate and value accuracy on `positions`. `on_row(row, done, total)` is called as each row is
+  made (a command's progress, and what it keeps on Ctrl-C).
 
   Raises:
     FileNotFoundError: the run has no snapshots (`models/`).
   """
   run_dir = Path(run_dir)
-  snapshots = checkpoint.list_models(run_dir)
+  snapshots = runs.players(run_dir).snapshots
   if not snapshots:
     raise FileNotFoundError(f"{run_dir}: no network snapshots (models/<iteration>) to score")
   snapshots = [s for i, s in enumerate(snapshots) if i % every == 0 or i == len(snapshots) - 1]
-  if tdleaf.is_run(run_dir):
-    return _tdleaf_curve(run_dir, [i for i, _ in snapshots], positions, key, on_row)
-  config, env, model, abstract = agents.load_network(str(run_dir))
-  bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations,
-                                           search_config=config.search_config())
+  abstract, score = runs.solver_scorer(run_dir, positions, tuple(simulations))
   seconds = training_seconds(run_dir)
   key = jax.random.key(0) if key is None else key
   rows = []
-  for iteration, _ in snapshots:
+  for iteration in snapshots:
     variables = checkpoint.load_model(run_dir, abstract, step=iteration)
     # The same key for every snapshot: differences come from the networks alone.
-    results = bench(variables, key)
+    results = score(variables, key)
     secs, played = seconds.get(iteration, (float("nan"), 0))
     row: dict[str, Any] = {"iteration": iteration, "minutes": round(secs / 60, 2),
                            "positions": played}
     rows.append({**row, **solver_benchmark.overall(results)})
     if on_row is not None:
       on_row(rows[-1], len(rows), len(snapshots))
-  return rows
-
-
-def _tdleaf_curve(run_dir: Path, iterations: Sequence[int],
-                  positions: solver_benchmark.Positions, key: jax.Array | None,
-                  on_row: OnRow | None = None):
-  """`solver_curve` of a TD-Leaf run: its alpha-beta player ("alphabeta<depth>") at each
-  snapshot; it has no raw policy and no value head to score."""
-  learner, _ = tdleaf.load(run_dir)
-  abstract = learner.evaluator.init(jax.random.key(0))
-  states = positions.states(learner.env)
-  seconds = training_seconds(run_dir)
-  key = jax.random.key(0) if key is None else key
-  name = f"alphabeta{learner.config.depth}"
-  rows = []
-  for iteration in iterations:
-    params = checkpoint.load_model(run_dir, abstract, step=iteration)
-    actions = np.asarray(learner.act(params, states, key))
-    results = {name: solver_benchmark.move_metrics(positions, actions)}
-    secs, played = seconds.get(iteration, (float("nan"), 0))
-    rows.append({"iteration": iteration, "minutes": round(secs / 60, 2), "positions": played,
-                 **solver_benchmark.overall(results)})
-    if on_row is not None:
-      on_row(rows[-1], len(rows), len(iterations))
   return rows

@@ -130,11 +130,11 @@ def write_measured(run_dir: str | Path, strength: Strength, *,
                    out: str | Path | None = None) -> Path | None:
   """`write`, except to a run in the committed results/ that `out` (a command's `--out`) does not
   name, which is a record changed only on purpose: None then."""
-  from azjax.runs import checkpoint  # noqa: PLC0415
+  from azjax.runs import layout  # noqa: PLC0415
 
   run = Path(run_dir)
   named = out is not None and Path(out).resolve() == run.resolve()
-  if not named and checkpoint.in_committed_results(run):
+  if not named and layout.in_committed_results(run):
     return None
   return write(run, strength)
 

@@ -163,14 +163,14 @@ def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str,
 
 def rules_options(config) -> tuple[tuple[str, Any], ...]:
   """A run config's game options that are rules (not `encoding_options`), sorted: runs equal in
-  them play each other (`agents.load` gives each network its own encoding)."""
+  them play each other (`azjax.runs.load` gives each network its own encoding)."""
   encoding = games.game_class(config.game).encoding_options
   return tuple(sorted((k, v) for k, v in config.game_kwargs().items() if k not in encoding))
 
 
 def split_snapshot(item: str) -> tuple[str, int | None]:
   """`"runs/a@2500" -> ("runs/a", 2500)`: a run directory's network snapshot `models/2500`
-  (the name `agents.load` gives it); any other item -> `(item, None)`."""
+  (the name `azjax.runs.load` gives it); any other item -> `(item, None)`."""
   head, sep, tail = item.rpartition("@")
   if sep and tail.isdigit() and Path(head).is_dir():
     return head, int(tail)

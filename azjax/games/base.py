@@ -535,10 +535,11 @@ def tree_select(pred: Array, on_true: Any, on_false: Any) -> Any:
 
 
 def stack_states(states: Sequence[Any]) -> Any:
-  """Stacks unbatched states into one batched state `[B, ...]`."""
+  """Stacks unbatched states into one batched state `[B, ...]`; any pytrees of one structure
+  likewise (a sweep's `K` runs, `azjax.runs.loop`)."""
   return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
 def unstack_state(states: Any, index: int) -> Any:
-  """Takes game `index` out of a batched state."""
+  """Takes game `index` out of a batched state (row `index` of any stacked pytree)."""
   return jax.tree.map(lambda x: x[index], states)

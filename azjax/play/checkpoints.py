@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
-from azjax import agents, games
+from azjax import agents, games, runs
 from azjax.evaluate import strength
 from azjax.games import base
 from azjax.play.engines import (
@@ -45,10 +45,9 @@ def _board_of(config) -> tuple[int, int]:
 
 
 def trained_spec(run_dir: Path) -> agents.Spec:
-  """The player of a run, the default opponent: "tdleaf" for a TD-Leaf run, else "az"."""
-  from azjax import tdleaf
-
-  return parse_spec(TDLEAF.name) if tdleaf.is_run(run_dir) else agents.Spec("az")
+  """The player of a run, the default opponent: its kind's (`azjax.runs.kinds`), "tdleaf" for
+  a TD-Leaf run, "az" for an AlphaZero one."""
+  return parse_spec(runs.kind_of(run_dir).play_kind)
 
 
 def _tdleaf_note(run_dir: Path, depth: int | None) -> str:
@@ -87,14 +86,14 @@ def _candidates(game: str, rows: int | None, cols: int | None,
                 search: Sequence[Path] | None) -> list[tuple[Path, tuple[int, int], Any]]:
   """`(run, board, config)` of every trained `game` agent in `search`, best first (see
   `find_checkpoint`)."""
-  from azjax.runs import checkpoint
+  from azjax.runs import checkpoint, layout
 
   found = []
   for root in (results_dirs() if search is None else search):
     if not root.is_dir():
       continue
     for run in sorted(root.iterdir()):
-      if not (run / "model").is_dir() or not (run / checkpoint.CONFIG_FILE).exists():
+      if not layout.model_path(run).is_dir() or not (run / layout.CONFIG).exists():
         continue
       try:
         config = checkpoint.read_config(run)
@@ -220,7 +219,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     raise ValueError(f"--rows/--cols are for {', '.join(sized)}, not {game}")
   run_dir = None
   if checkpoint:
-    run_env = agents.run_game(checkpoint)
+    run_env = runs.run_game(checkpoint)
     if game and game != run_env.name:
       raise ValueError(f"{checkpoint} holds a {run_env.name} agent, not {game}")
     game = run_env.name
@@ -244,7 +243,7 @@ def resolve_setup(game: str | None = None, *, rows: int | None = None, cols: int
     if run_dir is not None:
       notes.append(f"trained agent: {checkpoint_choice(game, rows, cols)}")
   if run_dir is not None:
-    env = agents.run_game(run_dir)
+    env = runs.run_game(run_dir)
     standard = games.make(game)
     if not (rows or cols) and (env.rows, env.cols) != (standard.rows, standard.cols):
       notes.append(f"board {env.rows}x{env.cols}: the trained agent's board" + (

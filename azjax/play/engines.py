@@ -175,7 +175,7 @@ class _Network:
 
 
 def _load_network(run_dir: str | Path) -> _Network:
-  """The trained network of `run_dir`, computing in float32 on a CPU as `azjax.agents.load`
+  """The trained network of `run_dir`, computing in float32 on a CPU as `azjax.runs.load`
   does (XLA:CPU emulates bfloat16 convolutions)."""
   from azjax.runs import checkpoint
 
@@ -248,8 +248,8 @@ def _policy_engine(env: base.Game, *, network: _Network, sample: bool = False) -
 
 # -- TD-Leaf runs ----------------------------------------------------------------------------------
 
-# The trained player of a TD-Leaf run, a kind of play's own: `azjax.agents` builds it from the
-# run directory (`agents.load`), not from a model and variables, so `agents.KINDS` has no row
+# The trained player of a TD-Leaf run, a kind of play's own: `azjax.runs.load` builds it from the
+# run directory, not from a model and variables, so `agents.KINDS` has no row
 # for it. Its number is the search depth, by default the run's; like the network kinds it
 # needs a run (`network`), a TD-Leaf one.
 TDLEAF = agents.Kind("tdleaf", "a TD-Leaf run's alpha-beta with its learned evaluation "
@@ -306,7 +306,7 @@ def evaluation_text(config: Any) -> str:
 
 def _tdleaf_engine(env: base.Game, *, run: _TdleafRun, depth: int | None = None) -> Engine:
   """A TD-Leaf run's trained player: `azjax.alphabeta.search` `depth` plies deep (default the
-  run's) with the learned evaluation, as `azjax.agents.load(run)` plays it. The analysis is the
+  run's) with the learned evaluation, as `azjax.runs.load(run)` plays it. The analysis is the
   search's value (mover's side; a learned value in (-1, 1), or a forced result) and principal
   variation; alpha-beta does not value the other moves, so there are no top moves."""
   from azjax import alphabeta
@@ -345,23 +345,24 @@ def _tdleaf_engine(env: base.Game, *, run: _TdleafRun, depth: int | None = None)
 def check_run(spec: agents.Spec, run_dir: str | Path) -> None:
   """Raises ValueError when `spec` cannot play the run `run_dir`: a network kind (az, azab,
   policy) and a TD-Leaf run, which has no policy-value network, or tdleaf and an AlphaZero run.
-  The message says what plays the run."""
-  from azjax import tdleaf
+  The message says what plays the run (its kind's `play_kind`, `azjax.runs.kinds`)."""
+  from azjax import runs
 
   if not spec.info.network:
     return
   run = _relative(Path(run_dir))
-  if tdleaf.is_run(run_dir) and spec.kind != "tdleaf":
+  kind = runs.kind_of(run_dir)
+  if kind.play_kind == TDLEAF.name and spec.kind != TDLEAF.name:
     network = [k for k in opponents() if agents.KINDS[k].network]
     others = [k for k in opponents() if not agents.KINDS[k].network and k != "human"]
     raise ValueError(
-        f"{spec}: {run} is a TD-Leaf run (alpha-beta with a learned evaluation), not an "
-        f"AlphaZero network, so {', '.join(network)} cannot play it; its player is the default "
-        f"opponent (leave the opponent out, or tdleaf, tdleaf:N for depth N), and "
-        f"{', '.join(others)} play without it")
-  if spec.kind == "tdleaf" and not tdleaf.is_run(run_dir):
-    raise ValueError(f"{spec}: {run} is not a TD-Leaf run (it has no {tdleaf.CONFIG_FILE}); "
-                     "an AlphaZero run plays as az, azab or policy")
+        f"{spec}: {run} is a TD-Leaf run ({kind.summary}), not an AlphaZero network, so "
+        f"{', '.join(network)} cannot play it; its player is the default opponent (leave the "
+        f"opponent out, or tdleaf, tdleaf:N for depth N), and {', '.join(others)} play "
+        "without it")
+  if spec.kind == TDLEAF.name and kind.play_kind != TDLEAF.name:
+    raise ValueError(f"{spec}: {run} is not a TD-Leaf run (it is a {kind.name} run: "
+                     f"{kind.summary}); an AlphaZero run plays as az, azab or policy")
 
 
 # The engine of each kind that play offers (`agents.KINDS` says what each is, `TDLEAF` for

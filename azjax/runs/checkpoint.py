@@ -1,12 +1,12 @@
 """Checkpoints with orbax, and export of parameters to `.npz`.
 
-A run directory holds:
+An AlphaZero run directory (`azjax.runs.layout` names the files of every kind) holds:
 
     config.json            the run's `Config` (enough to rebuild every static part)
     checkpoints/<step>/    orbax: item "state" (the whole `TrainState`: parameters, optimizer,
                            replay buffer, games in progress, RNG key, counters), item "model"
                            (parameters and BatchNorm statistics only) and item "meta" (JSON)
-    model/                 orbax: the final "model" item alone (small; what `agents.load` reads)
+    model/                 orbax: the final "model" item alone (small; what `azjax.runs.load` reads)
     models/<iteration>/    orbax: the "model" item of every checkpoint, all kept (small), for
                            Elo over training (`experiments.evaluate --progress`) and probing
 
@@ -32,24 +32,13 @@ from azjax import replay
 
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
-from azjax.config.files import CONFIG_FILE, read_config, write_config  # noqa: F401
-
-
-def committed_results_dirs() -> list[Path]:
-  """The results/ directories of committed runs: the repository's, and ./results."""
-  return [Path(__file__).resolve().parents[2] / "results", Path.cwd().resolve() / "results"]
-
-
-def in_committed_results(path: str | os.PathLike) -> bool:
-  """Whether `path` lies in a committed results/ directory, which commands write to only when
-  it is named as their output (`--out`, `--run-dir` with `--resume` or `--overwrite`)."""
-  path = Path(path).resolve()
-  return any(path == root or root in path.parents for root in committed_results_dirs())
+from azjax.config.files import read_config, write_config  # noqa: F401
+from azjax.runs import layout
 
 
 def manager(run_dir: str | os.PathLike, max_to_keep: int | None = 3) -> ocp.CheckpointManager:
   """The orbax manager of `run_dir/checkpoints` (keeps the last `max_to_keep`)."""
-  directory = Path(run_dir).absolute() / "checkpoints"
+  directory = Path(run_dir).absolute() / layout.CHECKPOINTS
   options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True)
   return ocp.CheckpointManager(directory, options=options,
                                item_names=("state", "model", "meta"))
@@ -216,7 +205,7 @@ def _older_state_target(mngr: ocp.CheckpointManager, step: int, target: Any) -> 
 def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = None) -> Path:
   """Writes the model item alone to `run_dir/model`, or with `step` to `run_dir/models/<step>`
   (replacing an older one at that path)."""
-  path = Path(run_dir).absolute() / ("model" if step is None else f"models/{int(step)}")
+  path = layout.model_path(run_dir, step)
   checkpointer = ocp.StandardCheckpointer()
   checkpointer.save(path, variables, force=True)
   checkpointer.wait_until_finished()
@@ -225,7 +214,7 @@ def save_model(run_dir: str | os.PathLike, variables: dict, step: int | None = N
 
 def list_models(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
   """The per-checkpoint snapshots `[(iteration, path)]` of `run_dir/models`, oldest first."""
-  root = Path(run_dir).absolute() / "models"
+  root = Path(run_dir).absolute() / layout.MODELS
   if not root.is_dir():
     return []
   found = [(int(p.name), p) for p in root.iterdir() if p.is_dir() and p.name.isdigit()]
@@ -238,13 +227,13 @@ def load_model(run_dir: str | os.PathLike, abstract_variables: dict,
   model item of the latest checkpoint."""
   target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
   if step is not None:
-    path = Path(run_dir).absolute() / "models" / str(int(step))
+    path = layout.model_path(run_dir, step)
     if not path.exists():
       have = ", ".join(str(s) for s, _ in list_models(run_dir)) or "none"
       raise FileNotFoundError(f"{run_dir}: no model snapshot for iteration {step} "
                               f"(snapshots: {have})")
     return ocp.StandardCheckpointer().restore(path, target)
-  path = Path(run_dir).absolute() / "model"
+  path = layout.model_path(run_dir)
   if path.exists():
     return ocp.StandardCheckpointer().restore(path, target)
   mngr = manager(run_dir, max_to_keep=None)

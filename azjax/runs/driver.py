@@ -10,7 +10,6 @@ estimate, a warm start's network), sets up or resumes the run, and hands it to t
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,9 @@ import jax
 import jax.numpy as jnp
 
 from azjax.config import Config
-from azjax.evaluate.evaluators import SolverEvaluator
-from azjax.runs import checkpoint, gating, loop
-
-# The loop's names a run's users (and older scripts) import from here.
-from azjax.runs.loop import (  # noqa: F401
-  METRICS_FILES,
-  NaNLossError,
-  prune_metrics,
-  read_metrics,
-  stop_on_interrupt,
-)
+from azjax.evaluate.evaluators import Evaluator, SolverEvaluator
+from azjax.runs import checkpoint, gating, layout, loop
+from azjax.runs.loop import NaNLossError, prune_metrics, read_metrics  # noqa: F401 (raised, used)
 from azjax.runs.memory import check_run as check_memory
 from azjax.train import Trainer
 
@@ -59,82 +50,6 @@ class Summary:
     lines += [f"checkpoint: {self.checkpoint_dir}", f"model: {self.model_dir}",
               f"metrics: {self.metrics_file}", "plots: " + ", ".join(map(str, self.plots))]
     return "\n".join(lines)
-
-
-# What makes a directory a run's: a new run is refused where any of them is (a directory
-# counts when it is not empty).
-RUN_FILES = (checkpoint.CONFIG_FILE, *METRICS_FILES, "model", "models", "checkpoints")
-# Everything a training run writes, removed by `overwrite=True` (eval.md, probe/, export/ and
-# other files of the directory are left as they are).
-TRAINING_OUTPUTS = (*RUN_FILES, "losses.png", "winrate.png", "tensorboard")
-
-
-def run_files(run_dir: str | Path) -> list[str]:
-  """The names of `RUN_FILES` present in `run_dir`: empty when it holds no run."""
-  run_dir = Path(run_dir)
-  found = []
-  for name in RUN_FILES:
-    path = run_dir / name
-    if path.is_file() or (path.is_dir() and any(path.iterdir())):
-      found.append(name)
-  return found
-
-
-def check_run_dir(config: Config, run_dir: str | Path, *, resume: bool = False,
-                  overwrite: bool = False) -> None:
-  """Raises (having written nothing) unless `run_dir` may take this run: a new run needs a
-  directory that holds no run (or `overwrite`); a resumed one, the same config as saved (only
-  the budget, `minutes` and `iterations`, may change).
-
-  A resume with no checkpoint starts over (the run stopped before its first one), unless the
-  directory holds a network (`model/`, `models/`): a finished or committed run, which cannot be
-  continued and must not be replaced.
-
-  Raises:
-    FileNotFoundError: `resume` where there is no config.json.
-    ValueError: any other refusal, saying what to do instead.
-  """
-  run_dir = Path(run_dir)
-  if resume and overwrite:
-    raise ValueError("--resume continues the run in a directory and --overwrite replaces it: "
-                     "give one of them")
-  if resume:
-    saved = checkpoint.read_config(run_dir)
-    diff = {k: (getattr(saved, k), getattr(config, k)) for k in dataclasses.asdict(config)
-            if getattr(saved, k) != getattr(config, k) and k not in ("minutes", "iterations")}
-    if diff:
-      raise ValueError(f"--resume: the config differs from {run_dir}/config.json: "
-                       + ", ".join(f"{k}: saved {a!r}, now {b!r}" for k, (a, b) in diff.items()))
-    checkpoints = run_dir / "checkpoints"
-    has_checkpoint = checkpoints.is_dir() and any(
-        p.is_dir() and p.name.isdigit() for p in checkpoints.iterdir())
-    networks = [name for name in ("model", "models") if name in run_files(run_dir)]
-    if not has_checkpoint and networks:
-      # Starting such a run over would replace its network and drop its metrics.
-      raise ValueError(f"--resume: {run_dir} holds a trained network ({', '.join(networks)}) "
-                       "but no checkpoint to continue from; start a new run, e.g. with "
-                       f"--init-from {run_dir} to begin from its network")
-    return
-  held = run_files(run_dir)
-  if held and not overwrite:
-    raise ValueError(f"{run_dir} already holds a run ({', '.join(held)}): pass --resume to "
-                     "continue it, --overwrite to replace it, or leave out --run-dir to start "
-                     "a new run in a new directory")
-
-
-def clear_run(run_dir: str | Path) -> list[str]:
-  """Removes what a training run wrote to `run_dir` (`TRAINING_OUTPUTS`); returns the names."""
-  removed = []
-  for name in TRAINING_OUTPUTS:
-    path = Path(run_dir) / name
-    if path.is_dir():
-      shutil.rmtree(path)
-    elif path.exists():
-      path.unlink()
-    else:
-      continue
-    removed.append(name)
-  return removed
 
 
 def _warn(message: str) -> None:
@@ -176,11 +91,24 @@ def _warm_start(trainer: Trainer, state, source: str | Path):
                        best_batch_stats=best[1], opt_state=trainer.optimizer.init(params))
 
 
-def _seconds_before(run_dir: Path, iteration: int) -> float:
-  """The training time of a resumed run's earlier sessions, up to `iteration` (its "seconds"
-  column counts training time over all sessions)."""
-  earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= iteration]
-  return float(earlier[-1].get("seconds", 0.0)) if iteration and earlier else 0.0
+def learning(trainer: Trainer, solver: SolverEvaluator | None = None) -> loop.Learning:
+  """What the outer loop needs of an AlphaZero run (`azjax.runs.loop.Learning`): its config,
+  the network in its `TrainState`, the counters, the evaluation against the baselines
+  (`azjax.evaluate.evaluators`) and `solver` for `solver_every`."""
+  config = trainer.config
+
+  def counters(state) -> dict[str, Any]:
+    return {"iteration": state.iteration, "positions": state.positions,
+            "games": state.games_finished, "sgd_steps": state.sgd_steps}
+
+  return loop.Learning(settings=config, variables=Trainer.variables, counters=counters,
+                       evaluate=Evaluator(trainer).evaluate, solver=solver,
+                       schedules=schedules(config))
+
+
+def schedules(config: Config) -> bool:
+  """Whether a schedule of `config` spans its iterations (`azjax.runs.loop.budget_advice`)."""
+  return config.lr_schedule != "constant" or bool(config.late_simulations)
 
 
 def _phases(trainer: Trainer, config: Config, mesh: Any) -> loop.Phases:
@@ -200,7 +128,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
 
   Nothing is written until every check has passed: the config, the run directory
-  (`check_run_dir`) and the memory estimate.
+  (`azjax.runs.layout.check_run_dir`) and the memory estimate.
 
   Args:
     config: the run's configuration (validated here, before anything compiles).
@@ -210,7 +138,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       the one before it is used; metrics rows after the restored iteration are dropped, so
       that every iteration is logged once.
     overwrite: start a new run in a `run_dir` that holds one, removing that run's training
-      outputs first (`TRAINING_OUTPUTS`).
+      outputs first (`azjax.runs.layout.clear_run`).
     progress: show a progress bar.
     max_iterations: stop after this many iterations in this call (tests; resumable).
     init_from: a run directory whose network (of the same shape) starts this run: a warm start
@@ -228,7 +156,8 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   run_dir = Path(run_dir)
   mesh = _mesh(devices)
   trainer = Trainer.create(config, mesh=mesh)  # Validates the config first.
-  check_run_dir(config, run_dir, resume=resume, overwrite=overwrite)
+  layout.check_run_dir(run_dir, config, resume=resume, overwrite=overwrite,
+                       saved=checkpoint.read_config)
   check_memory(trainer, mesh, memory_limit)
   if init_from is not None and not resume:
     _check_warm_start(config, init_from)
@@ -236,7 +165,7 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   solver_evaluator = SolverEvaluator(trainer) if config.solver_every else None
   # -- Every check passed: from here on the run writes. ---------------------------------------
   if overwrite:
-    removed = clear_run(run_dir)
+    removed = layout.clear_run(run_dir)
     if removed:
       _warn(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
   checkpoint.write_config(run_dir, config)
@@ -258,10 +187,10 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   run = loop.RunOutput(run_dir=run_dir, manager=mngr,
                        writer=loop.MetricsWriter(run_dir, tensorboard),
                        last_saved=int(state.iteration), have_checkpoint=have_checkpoint,
-                       seconds_before=_seconds_before(run_dir, int(state.iteration)))
+                       seconds_before=loop.seconds_before(run_dir, int(state.iteration)))
   # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
   with loop.stop_on_interrupt() as interrupted:
-    result = loop.train(step, state, [run], trainer, solver_evaluator=solver_evaluator,
+    result = loop.train(step, state, [run], learning(trainer, solver_evaluator),
                         max_iterations=max_iterations, interrupted=interrupted,
                         progress=progress)
   final_eval = {f"score vs {name}": r.score for name, r in run.matches.items()}

@@ -29,14 +29,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from azjax import files, plots
 from azjax.config import Config
-from azjax.evaluate.evaluators import Evaluator
-from azjax.runs import checkpoint
-from azjax.train import Trainer
+from azjax.games.base import unstack_state
+from azjax.runs import checkpoint, layout
 
 
 class NaNLossError(RuntimeError):
@@ -79,9 +77,6 @@ def enable_compile_cache(path: str | Path | None = None) -> Path:
 # -- Metrics files ---------------------------------------------------------------------------------
 
 
-METRICS_FILES = ("metrics.jsonl", "metrics.csv")
-
-
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> list[str]:
   """Writes `rows` to the CSV at `path` (atomically: a reader never sees half of it); returns
   its columns, the union of the rows' keys in order of appearance."""
@@ -103,8 +98,8 @@ class MetricsWriter:
   """
 
   def __init__(self, run_dir: Path, tensorboard: bool = False):
-    self.csv_path = run_dir / "metrics.csv"
-    self.jsonl_path = run_dir / "metrics.jsonl"
+    self.csv_path = run_dir / layout.METRICS_CSV
+    self.jsonl_path = run_dir / layout.METRICS_JSONL
     self._fields: list[str] | None = None
     if self.csv_path.exists():
       with open(self.csv_path) as f:
@@ -113,7 +108,7 @@ class MetricsWriter:
     if tensorboard:
       try:
         from tensorboardX import SummaryWriter
-        self._tb = SummaryWriter(str(run_dir / "tensorboard"))
+        self._tb = SummaryWriter(str(run_dir / layout.TENSORBOARD))
       except ImportError:
         print("tensorboardX is not installed (pip install azjax[tensorboard]); skipping it")
 
@@ -135,7 +130,7 @@ class MetricsWriter:
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
   """The rows of `run_dir/metrics.jsonl`, oldest first (none without the file); a torn last
   line is skipped (`azjax.files.read_jsonl`)."""
-  path = Path(run_dir) / "metrics.jsonl"
+  path = Path(run_dir) / layout.METRICS_JSONL
   return files.read_jsonl(path) if path.exists() else []
 
 
@@ -144,7 +139,7 @@ def prune_metrics(run_dir: Path, iteration: int) -> int:
   run resumed from that iteration's checkpoint logs every later iteration once. A run restarted
   from scratch (`iteration` 0) keeps nothing. Returns the number of rows dropped."""
   run_dir = Path(run_dir)
-  jsonl = run_dir / "metrics.jsonl"
+  jsonl = run_dir / layout.METRICS_JSONL
   if not jsonl.exists():
     return 0
   rows = read_metrics(run_dir)
@@ -157,10 +152,17 @@ def prune_metrics(run_dir: Path, iteration: int) -> int:
     return 0
   files.write_atomic(jsonl, "".join(json.dumps(r) + "\n" for r in kept))
   if kept:
-    _write_csv(run_dir / "metrics.csv", kept)
+    _write_csv(run_dir / layout.METRICS_CSV, kept)
   else:
-    (run_dir / "metrics.csv").unlink(missing_ok=True)
+    (run_dir / layout.METRICS_CSV).unlink(missing_ok=True)
   return len(rows) - len(kept)
+
+
+def seconds_before(run_dir: Path, iteration: int) -> float:
+  """The training time of a resumed run's earlier sessions, up to `iteration` (its "seconds"
+  column counts training time over all sessions)."""
+  earlier = [r for r in read_metrics(run_dir) if r.get("iteration", 0) <= iteration]
+  return float(earlier[-1].get("seconds", 0.0)) if iteration and earlier else 0.0
 
 
 def eval_columns(results: dict[str, Any]) -> dict[str, float]:
@@ -171,17 +173,7 @@ def eval_columns(results: dict[str, Any]) -> dict[str, float]:
   return row
 
 
-# -- Stacked states (a sweep's group) --------------------------------------------------------------
-
-
-def stack(trees: Sequence[Any]) -> Any:
-  """`K` pytrees of one structure -> one pytree with a leading `[K]` axis."""
-  return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
-
-
-def unstack(tree: Any, index: int) -> Any:
-  """Row `index` of a stacked pytree."""
-  return jax.tree.map(lambda x: x[index], tree)
+# -- Stacked states (a sweep's group: `azjax.games.base.stack_states`) -------------------------
 
 
 def to_host(tree: Any) -> Any:
@@ -230,13 +222,16 @@ def _postfix(rows: list[dict], runs: int, minutes_left: float | None) -> dict[st
   """The progress bar's numbers: totals over the live runs' `rows`, losses and scores their
   mean (one run: its own)."""
   postfix = {"runs": f"{len(rows)}/{runs}"} if runs > 1 else {}
-  postfix["games"] = str(sum(r["games"] for r in rows))
-  postfix["pos/s"] = f"{sum(r['positions_per_second'] for r in rows):.0f}"
+  postfix["games"] = str(sum(r.get("games", 0) for r in rows))
+  postfix["pos/s"] = f"{sum(r.get('positions_per_second', 0.0) for r in rows):.0f}"
   if minutes_left is not None:
     postfix["min left"] = f"{minutes_left:.1f}"
-  for key, label in (("policy_loss", "pi"), ("value_loss", "v")):
+  # AlphaZero's two losses, else a learner's one.
+  losses = (("policy_loss", "pi"), ("value_loss", "v")) if "policy_loss" in rows[0] else (
+      ("loss", "loss"),)
+  for key, label in losses:
     # No loss yet while the buffer fills to min_buffer (the row holds NaN): "-", not "nan".
-    mean = np.mean([r[key] for r in rows])
+    mean = np.mean([r.get(key, np.nan) for r in rows])
     postfix[label] = f"{mean:.3f}" if np.isfinite(mean) else "-"
   scores = sorted({k for r in rows for k in r if k.startswith("eval/") and k.endswith("/score")})
   postfix.update({k.split("/")[1]: f"{np.mean([r[k] for r in rows if k in r]):.2f}"
@@ -311,45 +306,73 @@ class LoopResult:
   train_seconds: float  # this session's training time, from the end of compilation
 
 
+@dataclasses.dataclass(frozen=True)
+class Learning:
+  """What the loop needs of a learner besides its step: the settings that pace the run, where
+  the network and the counters are in its state, and how it is evaluated.
+
+  AlphaZero's (`azjax.runs.driver`, `azjax.sweep`) and TD-Leaf's (`azjax.tdleaf.runs`) are built
+  by their runs; a new learner writes one.
+  """
+
+  # Anything with the run's `iterations`, `minutes` (0: none), `eval_every`, `eval_games`,
+  # `solver_every` and `checkpoint_every`: the learner's config.
+  settings: Any
+  # state -> the network's variables: what `model/` and `models/<it>` keep and evaluations play.
+  variables: Callable[[Any], Any]
+  # state -> `{"iteration": [], "positions": [], "games": [], ...}` counts (`[K]` for a group);
+  # "iteration" counts the iterations done, the others go to every metrics row as they are.
+  counters: Callable[[Any], dict[str, Any]]
+  # (variables, key) -> `{opponent: arena.MatchResult}`, every `eval_every` and at the end.
+  evaluate: Callable[[Any, jax.Array], dict[str, Any]] | None = None
+  # (variables, key) -> `{column: value}` on the solver benchmark, every `solver_every`.
+  solver: Callable[[Any, jax.Array], dict[str, float]] | None = None
+  # state -> what a checkpoint keeps (default: all of it).
+  checkpointed: Callable[[Any], Any] | None = None
+  # Whether a schedule spans `iterations` (a cosine learning rate): then the loop advises an
+  # iteration count that fits the time budget (`budget_advice`).
+  schedules: bool = False
+
+
 def _finite(metrics: dict[str, np.ndarray], i: int) -> bool:
-  return all(math.isfinite(float(metrics[k][i])) for k in ("loss", "grad_norm"))
+  return all(math.isfinite(float(metrics[k][i])) for k in ("loss", "grad_norm") if k in metrics)
 
 
-def _nan_message(run: RunOutput, it: int, loss: float, config: Config) -> str:
+def _nan_message(run: RunOutput, it: int, loss: float, settings: Any) -> str:
   kept = (f"The last good checkpoint (iteration {run.last_saved}) is kept in "
           f"{run.manager.directory}" if run.have_checkpoint else
-          f"No checkpoint was saved yet (checkpoint_every={config.checkpoint_every})")
+          f"No checkpoint was saved yet (checkpoint_every={settings.checkpoint_every})")
   return (f"iteration {it}: the loss is {loss} (not finite); stopping. {kept}; lower "
           "learning_rate or check the inputs.")
 
 
-def budget_advice(config: Config, iteration: int, iterations_done: int, seconds: float,
-                  seconds_left: float, advised: bool = False) -> str | None:
+def budget_advice(settings: Any, iteration: int, iterations_done: int, seconds: float,
+                  seconds_left: float, advised: bool = False, *, schedules: bool) -> str | None:
   """Advice when a run's iteration count does not fit its time budget on this machine, or None.
 
-  A cosine learning rate (and `late_simulations`) spans `config.iterations`, which a preset sizes
-  for one machine: on a slower one the budget ends before the learning rate has decayed, on a
-  faster one the run stops early with minutes unused. From the pace so far (`iterations_done`
-  in `seconds`, now at `iteration` with `seconds_left` of the budget) this projects where the
-  budget ends and suggests the iteration count that fills 97% of it. When the run fits after
-  all and earlier advice (`advised`) said otherwise, it says so instead of None.
+  A schedule (`schedules`: a cosine learning rate, `late_simulations`) spans
+  `settings.iterations`, which a preset sizes for one machine: on a slower one the budget ends
+  before the learning rate has decayed, on a faster one the run stops early with minutes unused.
+  From the pace so far (`iterations_done` in `seconds`, now at `iteration` with `seconds_left`
+  of the budget) this projects where the budget ends and suggests the iteration count that
+  fills 97% of it. When the run fits after all and earlier advice (`advised`) said otherwise,
+  it says so instead of None.
   """
-  schedules = config.lr_schedule != "constant" or config.late_simulations
-  if not (config.minutes and schedules and iterations_done > 0 and seconds > 0):
+  if not (settings.minutes and schedules and iterations_done > 0 and seconds > 0):
     return None
   pace = seconds / iterations_done
-  needed = (config.iterations - iteration) * pace
+  needed = (settings.iterations - iteration) * pace
   if 0.9 * seconds_left <= needed <= 1.02 * seconds_left:
-    return (f"at {pace:.3f} s an iteration on this machine the {config.iterations} iterations "
-            f"fit the {config.minutes:g}-minute budget after all" if advised else None)
+    return (f"at {pace:.3f} s an iteration on this machine the {settings.iterations} iterations "
+            f"fit the {settings.minutes:g}-minute budget after all" if advised else None)
   fit = iteration + int(0.97 * seconds_left / pace)
   if needed > seconds_left:
-    outcome = (f"the {config.minutes:g}-minute budget ends near iteration "
+    outcome = (f"the {settings.minutes:g}-minute budget ends near iteration "
                f"{iteration + int(seconds_left / pace)}, before the schedules over "
-               f"{config.iterations} iterations have run their course")
+               f"{settings.iterations} iterations have run their course")
   else:
     outcome = (f"the run ends about {(seconds_left - needed) / 60:.0f} minutes before its "
-               f"{config.minutes:g}-minute budget")
+               f"{settings.minutes:g}-minute budget")
   return (f"at {pace:.3f} s an iteration on this machine {outcome}; --set iterations={fit} "
           "would fit the budget")
 
@@ -370,8 +393,8 @@ def compile_step(step: Callable, *args, log=print) -> float:
   return seconds
 
 
-def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Trainer, *,
-          hyper: Any = None, solver_evaluator: Any = None, max_iterations: int | None = None,
+def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learning, *,
+          hyper: Any = None, max_iterations: int | None = None,
           interrupted: dict | None = None, on_nan: str = "raise", progress: bool = True,
           desc: str | None = None, log=print) -> LoopResult:
   """Trains `state` with `step` until a stop condition, writing each run's rows, evaluations
@@ -379,76 +402,85 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
 
   Args:
     step: the jitted step, `step(state) -> (state, metrics)`, or `step(state, hyper)` for a
-      group; it donates the state. Or `Phases` of such steps, each for its iterations.
-    state: one run's `TrainState`, or with `hyper` given, `K = len(runs)` runs' states stacked
-      on a leading axis (`metrics` then come as `[K]` arrays).
+      group; it may donate the state. Or `Phases` of such steps, each for its iterations.
+      `metrics` are scalars (`[K]` for a group); "trained" (False while nothing was learned
+      yet) and "loss" / "grad_norm" (the NaN stop) are read where present.
+    state: one run's state, or with `hyper` given, `K = len(runs)` runs' states stacked on a
+      leading axis.
     runs: the runs' outputs, in the order of the stacked axis.
-    trainer: the runs' shared static parts (its config's budget and schedules apply to all).
+    learning: the learner's settings, counters and evaluations (`Learning`; its settings'
+      budget and schedules apply to every run of a group).
     hyper: a group's stacked `Hyper`, passed to `step`.
-    solver_evaluator: an `evaluation.SolverEvaluator` for `solver_every`.
     max_iterations: stop after this many iterations in this call (tests; resumable).
-    interrupted: `{"flag": bool}` from `stop_on_interrupt`: stop once it is set.
+    interrupted: `{"flag": bool}` from `stop_on_interrupt`: stop once it is set. The run is
+      checkpointed before the last iteration's evaluation, which a second Ctrl-C skips.
     on_nan: "raise" (`NaNLossError`) when a loss is not finite, or "drop": that run stops being
       logged, evaluated and checkpointed (its last good checkpoint is kept) and the others go on.
     progress: show a progress bar (`desc` its label).
   """
-  config = trainer.config
+  settings = learning.settings
   stacked = hyper is not None
   args = (hyper,) if stacked else ()
-  evaluator = Evaluator(trainer)
   interrupted = interrupted if interrupted is not None else {"flag": False}
   fetch = to_host if stacked else jax.device_get
+  checkpointed = learning.checkpointed or (lambda s: s)
 
   def run_state(i: int):
-    return unstack(state, i) if stacked else state
+    return unstack_state(state, i) if stacked else state
 
   def variables(i: int):
     # On the host first for a group: a slice of a state spread over devices lives on some only.
-    return to_host(Trainer.variables(run_state(i))) if stacked else Trainer.variables(state)
+    return to_host(learning.variables(run_state(i))) if stacked else learning.variables(state)
 
   def live() -> list[int]:
     return [i for i, r in enumerate(runs) if r.diverged_at is None]
 
   def evaluate(i: int, it: int) -> dict[str, float]:
-    runs[i].matches = evaluator.evaluate(variables(i), jax.random.PRNGKey(it))
+    runs[i].matches = learning.evaluate(variables(i), jax.random.PRNGKey(it))
     return eval_columns(runs[i].matches)
 
   def solver_columns(i: int) -> dict[str, float]:
     # The same key every time: the curve's changes come from the network alone.
-    runs[i].solver = solver_evaluator(variables(i), jax.random.PRNGKey(0))
+    runs[i].solver = learning.solver(variables(i), jax.random.PRNGKey(0))
     return runs[i].solver
 
   def save(i: int, it: int) -> None:
     """A resumable checkpoint plus a small snapshot of the network in `models/<it>`."""
-    checkpoint.save(runs[i].manager, it, run_state(i), {"iteration": it})
+    checkpoint.save(runs[i].manager, it, checkpointed(run_state(i)), {"iteration": it})
     checkpoint.save_model(runs[i].run_dir, variables(i), step=it)
     runs[i].last_saved, runs[i].have_checkpoint = it, True
 
-  start = int(np.ravel(fetch(state.iteration))[0])
+  def counts() -> dict[str, np.ndarray]:
+    return {k: np.atleast_1d(np.asarray(v)) for k, v in fetch(learning.counters(state)).items()}
+
+  evaluates = learning.evaluate is not None
+  start = int(counts()["iteration"][0])
   phases = step if isinstance(step, Phases) else Phases.single(step)
   compile_seconds = sum(compile_step(s, state, *args, log=log) for s in phases.remaining(start))
   # -- From here on the clock runs: the budget counts training, not compiling.
-  budget = config.minutes * 60 if config.minutes else math.inf
+  budget = settings.minutes * 60 if settings.minutes else math.inf
   t_start = time.time()
-  if start == 0 and ((config.eval_every and config.eval_games) or solver_evaluator is not None):
+  if start == 0 and ((evaluates and settings.eval_every and settings.eval_games)
+                     or learning.solver is not None):
     # The untrained network's scores: the starting point of the learning curves.
+    zero = {k: 0 for k in counts() if k != "iteration"}
     for i in live():
-      runs[i].write({"iteration": 0, "positions": 0, "games": 0, "sgd_steps": 0, "seconds": 0.0,
-                     **(evaluate(i, 0) if config.eval_every else {}),
-                     **(solver_columns(i) if solver_evaluator is not None else {})})
+      runs[i].write({"iteration": 0, **zero, "seconds": 0.0,
+                     **(evaluate(i, 0) if evaluates and settings.eval_every else {}),
+                     **(solver_columns(i) if learning.solver is not None else {})})
   # With a time budget the iteration count is only an upper bound: no misleading ETA then.
-  bar = _progress(None if config.minutes else config.iterations, start, desc) \
+  bar = _progress(None if settings.minutes else settings.iterations, start, desc) \
       if progress else None
   it, stopped_by = start, "iterations"
-  t_last, positions_last = t_start, np.atleast_1d(np.asarray(fetch(state.positions)))
+  t_last, positions_last = t_start, counts().get("positions")
   step_seconds: list[float] = []
   # The pace is judged after the first minutes and again after ten, once the machine has
   # settled: session 38's first two minutes ran 12% slower than the run's average.
   advice_checks, advised = [min(120.0, budget / 20), min(600.0, budget / 6)], False
   try:
     while True:
-      if it >= config.iterations or (max_iterations is not None
-                                     and it - start >= max_iterations):
+      if it >= settings.iterations or (max_iterations is not None
+                                       and it - start >= max_iterations):
         break
       if time.time() - t_start >= budget:
         stopped_by = "minutes"
@@ -458,17 +490,16 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
         break
       t0 = time.time()
       phase = phases.index(it)
-      new_state, metrics = phases.steps[phase](state, *args)
+      state, metrics = phases.steps[phase](state, *args)
       metrics = {k: np.atleast_1d(np.asarray(v)) for k, v in fetch(metrics).items()}
-      counters = [np.atleast_1d(np.asarray(c)) for c in fetch(
-          (new_state.iteration, new_state.positions, new_state.games_finished,
-           new_state.sgd_steps))]
+      counters = counts()
       step_seconds.append(time.time() - t0)
-      state, it = new_state, int(counters[0][0])
+      it = int(counters["iteration"][0])
+      trained = metrics.pop("trained", np.ones(len(runs), bool))
       for i in live():
-        if bool(metrics["trained"][i]) and not _finite(metrics, i):
+        if bool(trained[i]) and not _finite(metrics, i):
           if on_nan == "raise":
-            raise NaNLossError(_nan_message(runs[i], it, float(metrics["loss"][i]), config))
+            raise NaNLossError(_nan_message(runs[i], it, float(metrics["loss"][i]), settings))
           runs[i].diverged_at = it
           log(f"{runs[i].run_dir.name}: the loss is not finite at iteration {it}; its last good "
               "checkpoint is kept and it is left out from now on")
@@ -476,35 +507,43 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], trainer: Traine
         stopped_by = "diverged"
         break
       now = time.time()
-      is_last = (it >= config.iterations or now - t_start >= budget or interrupted["flag"]
+      is_last = (it >= settings.iterations or now - t_start >= budget or interrupted["flag"]
                  or (max_iterations is not None and it - start >= max_iterations))
       for i in live():
-        row = {"iteration": it, "positions": int(counters[1][i]), "games": int(counters[2][i]),
-               "sgd_steps": int(counters[3][i]),
-               "seconds": round(runs[i].seconds_before + now - t_start, 3),
-               "positions_per_second":
-                   float(counters[1][i] - positions_last[i]) / max(now - t_last, 1e-9)}
-        row.update({k: float(v[i]) for k, v in metrics.items() if k != "trained"})
+        row = {"iteration": it, **{k: int(v[i]) for k, v in counters.items()
+                                   if k != "iteration"},
+               "seconds": round(runs[i].seconds_before + now - t_start, 3)}
+        if positions_last is not None:
+          row["positions_per_second"] = float(
+              counters["positions"][i] - positions_last[i]) / max(now - t_last, 1e-9)
+        row.update({k: float(v[i]) for k, v in metrics.items()})
         row.update(phases.columns[phase])
-        if (config.eval_every and it % config.eval_every == 0) or is_last:
-          row.update(evaluate(i, it))
-        if solver_evaluator is not None and (it % config.solver_every == 0 or is_last):
-          row.update(solver_columns(i))
+        if interrupted["flag"] and it != runs[i].last_saved:
+          save(i, it)  # Ctrl-C: the checkpoint first, then the final evaluation (skippable).
+        try:
+          if evaluates and ((settings.eval_every and it % settings.eval_every == 0) or is_last):
+            row.update(evaluate(i, it))
+          if learning.solver is not None and (it % settings.solver_every == 0 or is_last):
+            row.update(solver_columns(i))
+        except KeyboardInterrupt:
+          if not interrupted["flag"]:
+            raise
+          log("skipped the final evaluation (the run is saved)")
         runs[i].write(row)
-        if config.checkpoint_every and it % config.checkpoint_every == 0 \
+        if settings.checkpoint_every and it % settings.checkpoint_every == 0 \
             and it != runs[i].last_saved:
           save(i, it)
-      t_last, positions_last = now, counters[1]
+      t_last, positions_last = now, counters.get("positions")
       if advice_checks and now - t_start >= advice_checks[0]:
         advice_checks.pop(0)  # The wall clock, as the budget counts it.
-        advice = budget_advice(config, it, it - start, now - t_start, budget - (now - t_start),
-                               advised)
+        advice = budget_advice(settings, it, it - start, now - t_start,
+                               budget - (now - t_start), advised, schedules=learning.schedules)
         if advice:
           log(advice)
         advised = advice is not None
       if bar is not None:
         bar.update(1)
-        left = max(budget - (now - t_start), 0) / 60 if config.minutes else None
+        left = max(budget - (now - t_start), 0) / 60 if settings.minutes else None
         bar.set_postfix(_postfix([runs[i].row for i in live()], len(runs), left), refresh=False)
   finally:
     if bar is not None:

@@ -47,8 +47,9 @@ import numpy as np
 from azjax import sharding
 from azjax.config import Config, override, resolve_key
 from azjax.evaluate.evaluators import SolverEvaluator
-from azjax.runs import checkpoint, gating, loop
-from azjax.runs.loop import read_metrics, stack, stop_on_interrupt
+from azjax.games.base import stack_states
+from azjax.runs import checkpoint, driver, gating, layout, loop
+from azjax.runs.loop import read_metrics, stop_on_interrupt
 from azjax.runs.memory import MemoryEstimate, _gib, check_group, device_memory, estimate_memory
 from azjax.sweep.report import format_value, write_summary
 from azjax.train import HYPER_KEYS, Hyper, Trainer
@@ -188,7 +189,7 @@ def group_runs(runs: Sequence[Run], max_vmap: int | None = None) -> list[Group]:
 
 def stacked_hyper(group: Group) -> Hyper:
   """`[K]` arrays of every run's batched hyperparameters."""
-  return stack([Hyper.from_config(run.config).as_arrays() for run in group.runs])
+  return stack_states([Hyper.from_config(run.config).as_arrays() for run in group.runs])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,7 +311,7 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
         writer=loop.MetricsWriter(result.run_dir) if primary else None))
   seeds = jnp.array([run.config.seed for run in group.runs], jnp.int32)
   done = loop.train(_phases(group, program, mesh, loop_configs), program.init(seeds), outputs,
-                    trainer, hyper=stacked_hyper(group), solver_evaluator=solver_evaluator,
+                    driver.learning(trainer, solver_evaluator), hyper=stacked_hyper(group),
                     interrupted=interrupted, on_nan="drop", progress=progress,
                     desc=f"group {index + 1}", log=log)
   for result, output in zip(results, outputs):
@@ -463,8 +464,7 @@ def run_sweep(base: Config, grid: dict[str, Sequence[Any]], sweep_dir: str | Pat
   for group, _, _ in planned:
     for run in group.runs:
       run_dir = sweep_dir / run.name
-      ckpt = run_dir / "checkpoints"
-      if (run_dir / "metrics.jsonl").exists() or (ckpt.exists() and any(ckpt.iterdir())):
+      if layout.run_files(run_dir):
         raise ValueError(f"{run_dir} already holds a run; choose another sweep name or "
                          "directory")
   sweep_dir.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,8 @@ evaluations and the game's result, by a few optax steps of regression (the forwa
 KnightCap's update, `sum_j lambda^(j-t) d_j` with temporal differences `d_j` of leaf values).
 A game that ends is replaced by a fresh one in its slot at once (as AlphaZero's self-play
 does), so no search is spent on finished games; the games still running after `max_plies`
-plies are cut off. One jitted iteration plays and learns; runs are checkpointed and resumable
-like AlphaZero runs.
+plies are cut off. One jitted iteration plays and learns; runs train through the one outer
+loop (`azjax.runs.loop`), checkpointed and resumable like AlphaZero runs (`azjax tdleaf GAME`).
 
 >>> config = Config(game="slider", game_options={"size": 5}, depth=3)
 >>> learner = Learner(config)
@@ -43,13 +43,13 @@ move a search), so a game learned from `replay` times is that much more learning
 The kept games are not checkpointed (they are large and old runs' checkpoints have none): a
 resumed run refills them within `replay` iterations.
 
-The package: `learner.py` (the config, evaluations, targets and loss, the `Learner`) and
-`runs.py` (training runs and loading them); every name is importable from `azjax.tdleaf`.
+The package: `config.py` (the settings, declared by section in the config system),
+`learner.py` (evaluations, targets and loss, the `Learner`) and `runs.py` (training runs through
+the one outer loop, and TD-Leaf's run kind); every name is importable from `azjax.tdleaf`.
 """
 
+from azjax.tdleaf.config import CONFIG_FILE, Config, with_settings  # noqa: F401
 from azjax.tdleaf.learner import (  # noqa: F401
-    CONFIG_FILE,
-    Config,
     Evaluator,
     FeatureMLP,
     Learner,
@@ -63,4 +63,4 @@ from azjax.tdleaf.learner import (  # noqa: F401
     replayed,
     td_loss,
 )
-from azjax.tdleaf.runs import is_run, load, solver_scorer, train  # noqa: F401
+from azjax.tdleaf.runs import KIND, load, solver_scorer, train  # noqa: F401

@@ -1,13 +1,10 @@
-"""TD-Leaf(lambda)'s algorithm: its config, the evaluations it learns, the lambda-return
-targets and loss, and the `Learner` (jitted self-play and learning); `azjax.tdleaf` describes
-it, `runs.py` trains runs with it."""
+"""TD-Leaf(lambda)'s algorithm: the evaluations it learns, the lambda-return targets and loss,
+and the `Learner` (jitted self-play and learning); `azjax.tdleaf` describes it, `config.py`
+declares its settings and `runs.py` trains runs with it."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
-from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import flax.linen as nn
@@ -15,121 +12,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from azjax import alphabeta, arena, games, nets, selfplay, train
+from azjax import agents, alphabeta, arena, nets, selfplay, train
 from azjax.games import base
+from azjax.tdleaf.config import Config
 
 Array = jax.Array
-CONFIG_FILE = "tdleaf.json"  # marks a TD-Leaf run directory (AlphaZero runs have config.json)
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-  """A TD-Leaf run. Fields:
-
-  game, game_options: `games.make(game, **game_options)` (Slider: size, blocks).
-  evaluation: "features" (the game's `evaluation_features` into a small MLP), "local" (the
-    game's `evaluation_planes` into `LocalSum`: a sum over the pieces of what each one's
-    neighbourhood is worth, the same network on every board size), or an `azjax.nets` kind
-    evaluating the observation ("mlp", "resnet", ...).
-  hidden: the feature MLP's two hidden widths (the source project's 6), or the net's width.
-  channels, blocks: a convolutional net's trunk (`LocalSum`: its width, and its 3x3
-    convolutions, each widening what a piece sees by one square a side).
-  head: a net's heads, as `azjax.nets.NetConfig.policy_head`: "dense", or "conv" (fully
-    convolutional, the value pooled over the board: one network for every board size, as the
-    feature MLP is).
-  depth: alpha-beta plies, in training and for the trained player.
-  batch: games played at once (a finished game's slot starts a new one at once);
-    max_plies: plies every slot plays an iteration (the games running then are cut off and
-    bootstrapped).
-  opening_moves: every self-play game starts after 0..opening_moves uniformly random moves
-    (not searched, not learned from: `azjax.selfplay.random_opening`), for positions beyond
-    the few that deterministic self-play keeps to; 0 starts from the start position.
-  td_lambda: lambda of the lambda-returns; epsilon: probability of a random move.
-  learning_rate, sgd_steps: Adam steps (full batch) on each iteration's positions.
-  replay: the iterations whose games those steps fit (1: the newest only).
-  versus_hand: the share of slots (rounded down) whose games are against alpha-beta with the
-    game's hand-written evaluation at `depth`, its colour drawn for each game, rather than
-    self-play: an opponent whose mistakes are not the learner's own (KnightCap learned from
-    games against other players). The learner still evaluates every position of those games
-    (the targets are its own values); its score in them is logged as `training_vs_hand`.
-  iterations, minutes: stop after either (minutes count training, not compiling).
-  eval_every, eval_games: every this many iterations, this many games against the game's
-    hand-written evaluation at the same depth (half with each colour); 0 turns it off.
-  solver_every: every this many iterations, the player's mistakes against perfect play on the
-    game's solver-labelled positions (`azjax.solver.benchmark`: tic-tac-toe, Connect Four),
-    logged as `solver/alphabeta<depth>/<metric>` like an AlphaZero run's; 0 turns it off.
-  checkpoint_every: iterations between checkpoints (and snapshots in models/<iteration>).
-  """
-
-  game: str = "slider"
-  game_options: dict = dataclasses.field(default_factory=dict)
-  evaluation: str = "features"
-  hidden: int = 6
-  channels: int = 32
-  blocks: int = 2
-  head: str = "dense"
-  depth: int = 3
-  batch: int = 64
-  max_plies: int = 200
-  opening_moves: int = 0
-  td_lambda: float = 0.7
-  epsilon: float = 0.05
-  learning_rate: float = 3e-3
-  sgd_steps: int = 4
-  replay: int = 1
-  versus_hand: float = 0.0
-  seed: int = 0
-  iterations: int = 1_000_000
-  minutes: float = 60.0
-  eval_every: int = 25
-  eval_games: int = 64
-  solver_every: int = 0
-  checkpoint_every: int = 25
-
-  def __hash__(self):
-    return hash(json.dumps(dataclasses.asdict(self), sort_keys=True))
-
-  def validate(self) -> "Config":
-    """Returns self, or raises ValueError naming the bad field."""
-    positive = ("hidden", "depth", "batch", "max_plies", "sgd_steps", "replay", "iterations")
-    for name in positive:
-      value = getattr(self, name)
-      if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"tdleaf: {name} must be a positive int, got {value!r}")
-    if not 0.0 <= self.td_lambda <= 1.0:
-      raise ValueError(f"tdleaf: td_lambda must be in [0, 1], got {self.td_lambda}")
-    if not 0.0 <= self.versus_hand <= 1.0:
-      raise ValueError(f"tdleaf: versus_hand must be in [0, 1], got {self.versus_hand}")
-    if not 0.0 <= self.epsilon < 1.0:
-      raise ValueError(f"tdleaf: epsilon must be in [0, 1), got {self.epsilon}")
-    if isinstance(self.opening_moves, bool) or not isinstance(self.opening_moves, int) or (
-        self.opening_moves < 0):
-      raise ValueError(f"tdleaf: opening_moves must be an int >= 0, got {self.opening_moves!r}")
-    if self.head not in nets.POLICY_HEADS:
-      raise ValueError(f"tdleaf: head must be one of {', '.join(nets.POLICY_HEADS)}, got "
-                       f"{self.head!r}")
-    if isinstance(self.solver_every, bool) or not isinstance(self.solver_every, int) or (
-        self.solver_every < 0):
-      raise ValueError(f"tdleaf: solver_every must be an int >= 0, got {self.solver_every!r}")
-    if self.eval_games % 2:
-      raise ValueError(f"tdleaf: eval_games must be even (half per colour), got {self.eval_games}")
-    if self.evaluation not in ("features", "local") and self.evaluation not in nets.KINDS:
-      raise ValueError(f"tdleaf: evaluation must be 'features', 'local' or one of "
-                       f"{', '.join(nets.KINDS)}, got {self.evaluation!r}")
-    return self
-
-  def make_env(self) -> base.Game:
-    return games.make(self.game, **self.game_options)
-
-  def save(self, run_dir: str | Path) -> None:
-    path = Path(run_dir) / CONFIG_FILE
-    path.write_text(json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n")
-
-  @classmethod
-  def load(cls, run_dir: str | Path) -> "Config":
-    fields = json.loads((Path(run_dir) / CONFIG_FILE).read_text())
-    known = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in fields.items() if k in known}).validate()
 
 
 # -- Evaluations -----------------------------------------------------------------------------------
@@ -304,6 +191,8 @@ class TrainState(NamedTuple):
   opt_state: Any
   iteration: Array  # [] int32
   key: Array
+  positions: Array  # [] int32: the positions played so far (plies of all slots)
+  games: Array  # [] int32: the games finished so far
 
   @property
   def batch_stats(self) -> dict:
@@ -324,7 +213,8 @@ class Learner:
   def init(self, key: Array) -> TrainState:
     init_key, key = jax.random.split(key)
     params = self.evaluator.init(init_key)
-    return TrainState(params, self.optimizer.init(params), jnp.int32(0), key)
+    return TrainState(params, self.optimizer.init(params), jnp.int32(0), key, jnp.int32(0),
+                      jnp.int32(0))
 
   def evaluation(self, params: Any) -> Callable[[Any], Array]:
     """`state -> []` the learned evaluation with `params`, for `alphabeta.search`."""
@@ -423,7 +313,10 @@ class Learner:
       learner_reward = jnp.where(records.hand == 0, -records.reward, records.reward)
       metrics["training_vs_hand"] = (jnp.sum(against * (learner_reward + 1) / 2)
                                      / jnp.maximum(jnp.sum(against), 1))
-    return TrainState(params, opt_state, state.iteration + 1, key), kept, metrics
+    counted = TrainState(params, opt_state, state.iteration + 1, key,
+                         state.positions + plies.astype(jnp.int32),
+                         state.games + finished.astype(jnp.int32))
+    return counted, kept, metrics
 
   # -- The trained player ----------------------------------------------------------------------
 
@@ -431,8 +324,6 @@ class Learner:
              name: str | None = None):
     """The alpha-beta `agents.Agent` with the learned evaluation (`params`) on `env` (default
     the run's game; the feature MLP plays any Slider size), at `depth` (default the run's)."""
-    from azjax import agents  # agents imports this module lazily too (load)
-
     env = env or self.env
     depth = depth or self.config.depth
     evaluation = self.evaluation_on(env, params)

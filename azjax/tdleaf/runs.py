@@ -1,28 +1,32 @@
-"""TD-Leaf training runs: a run directory's training (checkpointed, resumable, scored during
-training), and reading a trained run back."""
+"""TD-Leaf training runs through the one outer loop (`azjax.runs.loop`), and TD-Leaf's run kind
+(`KIND`, a line of `azjax.runs.kinds`): its game, its players and its solver scoring.
+
+A run gets what an AlphaZero run has: the run-directory rules (`azjax.runs.layout`), a progress
+bar, Ctrl-C after the iteration in flight with a checkpoint, the NaN stop, metrics pruned on
+resume (every iteration is logged once), the plots and the compile cache.
+"""
 
 from __future__ import annotations
 
-import dataclasses
+import os
 from pathlib import Path
 from typing import Any, Callable
 
 import jax
 
-from azjax import arena, files
-from azjax.tdleaf.learner import CONFIG_FILE, Config, Learner
+from azjax import agents, games
+from azjax.games import base
+from azjax.runs import checkpoint, layout, loop
+from azjax.runs.base import RunKind
+from azjax.tdleaf.config import CONFIG_FILE, Config
+from azjax.tdleaf.learner import Learner
 
 
-def _score_columns(result: arena.MatchResult, prefix: str = "hand") -> dict:
-  low, high = result.interval
-  return {f"score_vs_{prefix}": result.score, f"score_vs_{prefix}_low": low,
-          f"score_vs_{prefix}_high": high}
-
-
-def solver_scorer(learner: Learner, positions: Any = None) -> Callable[[Any], dict[str, float]]:
-  """`params -> {"solver/alphabeta<depth>/<metric>": value}`: the player's moves (and the sign
-  of its root values) on solver-labelled `positions` (default: the game's committed set,
-  loaded once here).
+def solver_scorer(learner: Learner, positions: Any = None,
+                  by_source: bool = False) -> Callable[[Any], dict[str, Any]]:
+  """`params -> {"alphabeta<depth>": move_metrics}`: the player's moves (and the sign of its
+  root values) on solver-labelled `positions` (default: the game's committed set, loaded once
+  here; `by_source`: each source of positions apart too).
 
   Raises:
     ValueError: the game has no solver benchmark; FileNotFoundError: its file is missing.
@@ -35,129 +39,138 @@ def solver_scorer(learner: Learner, positions: Any = None) -> Callable[[Any], di
   states = positions.states(learner.env)
   player = f"alphabeta{learner.config.depth}"
 
-  def score(params: Any) -> dict[str, float]:
+  def score(params: Any) -> dict[str, Any]:
     # The same key every time: the curve's changes come from the evaluation alone.
     actions, values = jax.device_get(learner.decide(params, states, jax.random.key(0)))
-    results = {player: solver_benchmark.move_metrics(positions, actions, values)}
-    return solver_benchmark.overall(results, prefix="solver/")
+    return {player: solver_benchmark.move_metrics(positions, actions, values,
+                                                  by_source=by_source)}
 
   return score
 
 
-def _summary(row: dict) -> str:
-  """The scores of a metrics row, for the log: against the hand evaluation, mistakes."""
-  parts = []
-  if "score_vs_hand" in row:
-    parts.append(f"score vs hand {row['score_vs_hand']:.3f}")
-  if "training_vs_hand" in row:
-    parts.append(f"in training games vs hand {row['training_vs_hand']:.2f}")
-  parts += [f"{key.split('/')[1]} mistakes {value:.1%}" for key, value in row.items()
-            if key.startswith("solver/") and key.endswith("/mistake_rate")]
-  return ", ".join(parts)
+def learning(learner: Learner, solver: Callable | None = None) -> loop.Learning:
+  """What the outer loop needs of a TD-Leaf run (`azjax.runs.loop.Learning`); its state is
+  `(TrainState, kept games)`, of which the checkpoints keep the first."""
+  from azjax.solver import benchmark as solver_benchmark
+
+  config = learner.config
+
+  def evaluate(params, key):
+    return {"hand": learner.score_against_hand(params, key)}
+
+  def counters(state):
+    train_state, _ = state
+    return {"iteration": train_state.iteration, "positions": train_state.positions,
+            "games": train_state.games}
+
+  return loop.Learning(
+      settings=config, variables=lambda state: state[0].params, counters=counters,
+      evaluate=evaluate if config.eval_every and config.eval_games else None,
+      solver=None if solver is None else
+      lambda params, key: solver_benchmark.overall(solver(params), prefix="solver/"),
+      checkpointed=lambda state: state[0])
 
 
-def _played_so_far(path: Path) -> tuple[int, int]:
-  """`(positions, games)` played so far by a run being resumed (zeros for a new one)."""
-  last = (files.read_jsonl(path) or [{}])[-1] if path.exists() else {}
-  return int(last.get("positions", 0)), int(last.get("games", 0))
-
-
-def train(config: Config, run_dir: str | Path, *, resume: bool = False, log=print) -> dict:
-  """Trains a TD-Leaf run in `run_dir` (new, or continued with `resume`), writing
-  `tdleaf.json`, `metrics.jsonl` (one row an iteration; `seconds` counts training time over
-  every chunk, compiling excluded), checkpoints, `models/<iteration>` snapshots and `model`.
-  Returns the last metrics row.
+def train(config: Config, run_dir: str | os.PathLike, *, resume: bool = False,
+          overwrite: bool = False, progress: bool = True, max_iterations: int | None = None,
+          log=print) -> loop.RunOutput:
+  """Trains a TD-Leaf run in `run_dir` (new, continued with `resume`, or replacing the run there
+  with `overwrite`), writing `tdleaf.json`, `metrics.jsonl` (one row an iteration; `seconds`
+  counts training time over every session, compiling excluded), checkpoints, `models/<it>`
+  snapshots, `model` and the plots. Returns the run's output (its last row, model, plots).
 
   Raises:
-    ValueError: a new run in a directory that holds a run, `resume` of one that holds none, or
-      `solver_every` for a game without a solver benchmark (nothing is written then).
+    ValueError: the directory's rules (`azjax.runs.layout.check_run_dir`), or `solver_every`
+      for a game without a solver benchmark (nothing is written then).
+    NaNLossError: the loss became NaN; the last good checkpoint is kept.
   """
-  import time
-
-  from azjax.runs import checkpoint
-
   run_dir = Path(run_dir)
-  holds = (run_dir / CONFIG_FILE).exists() or (run_dir / "config.json").exists()
-  if resume and not (run_dir / CONFIG_FILE).exists():
-    raise ValueError(f"{run_dir}: no TD-Leaf run to resume (no {CONFIG_FILE})")
-  if not resume and holds:
-    raise ValueError(f"{run_dir} holds a run; continue it with --resume, or choose another "
-                     f"--run-dir (nothing was changed)")
-  if resume:
-    saved = Config.load(run_dir)
-    config = dataclasses.replace(saved, minutes=config.minutes, iterations=config.iterations)
+  config.validate()
+  layout.check_run_dir(run_dir, config, resume=resume, overwrite=overwrite,
+                       settings=CONFIG_FILE, saved=Config.load)
   learner = Learner(config)
   solver = solver_scorer(learner) if config.solver_every else None  # Fails before writing.
+  # -- Every check passed: from here on the run writes. ---------------------------------------
+  if overwrite:
+    removed = layout.clear_run(run_dir, CONFIG_FILE)
+    if removed:
+      log(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
   run_dir.mkdir(parents=True, exist_ok=True)
   config.save(run_dir)
   state = learner.init(jax.random.key(config.seed))
   mngr = checkpoint.manager(run_dir)
-  seconds = 0.0
-  if resume and mngr.latest_step() is not None:
-    state, meta, step = checkpoint.restore_intact(mngr, state, log=log)
-    seconds = float(meta.get("seconds", 0.0))
-    log(f"resumed {run_dir} at iteration {step} ({seconds / 60:.1f} min trained)")
-  metrics_path = run_dir / "metrics.jsonl"
-  eval_key = jax.random.key(config.seed + 1)
+  have_checkpoint = False
+  if resume:
+    if mngr.latest_step() is None:
+      log(f"{run_dir} holds {CONFIG_FILE} but no checkpoint: the run starts from iteration 0")
+    else:
+      state, _, step = checkpoint.restore_intact(mngr, state, log=log)
+      have_checkpoint = True
+      log(f"resumed {run_dir} at iteration {step}")
+    loop.prune_metrics(run_dir, int(state.iteration))
+  it = int(state.iteration)
+  run = loop.RunOutput(run_dir=run_dir, manager=mngr, writer=loop.MetricsWriter(run_dir),
+                       last_saved=it, have_checkpoint=have_checkpoint,
+                       seconds_before=loop.seconds_before(run_dir, it))
 
-  def save(it: int) -> None:
-    checkpoint.save(mngr, it, state, meta={"seconds": seconds})
-    checkpoint.save_model(run_dir, state.params, step=it)
-    checkpoint.save_model(run_dir, state.params)  # `model`: the latest, what `load` reads
-
-  log(f"compiling the TD-Leaf iteration ({config.game}, depth {config.depth}, "
-      f"{config.batch} games at once) ...")
-  t0 = time.time()
-  kept = learner.empty_replay()
-  learner.iteration.lower(state, kept).compile()
-  log(f"compiled in {time.time() - t0:.0f} s")
-  if int(state.iteration) == 0 and (config.eval_every or solver):
-    row = {"iteration": 0, "seconds": 0.0, "games": 0}
-    if config.eval_every:
-      row.update(_score_columns(learner.score_against_hand(state.params, eval_key)))
-    if solver:
-      row.update(solver(state.params))
-    files.append_jsonl([row], metrics_path)
-    log(f"iteration 0: {_summary(row)}")
-  budget = config.minutes * 60 if config.minutes else float("inf")
-  start_seconds, row = seconds, {}
-  positions, games_so_far = _played_so_far(metrics_path)
-  while int(state.iteration) < config.iterations and seconds - start_seconds < budget:
-    t = time.time()
+  @jax.jit
+  def step(carry):
+    state, kept = carry
     state, kept, metrics = learner.iteration(state, kept)
-    metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
-    seconds += time.time() - t
-    it = int(state.iteration)
-    games_so_far += int(metrics["games_finished"])
-    positions += int(metrics["iteration_positions"])
-    row = {"iteration": it, "seconds": round(seconds, 2), **metrics, "games": games_so_far,
-           "positions": positions}
-    if config.eval_every and it % config.eval_every == 0:
-      eval_key, key = jax.random.split(eval_key)
-      row.update(_score_columns(learner.score_against_hand(state.params, key)))
-    if solver and it % config.solver_every == 0:
-      row.update(solver(state.params))
-    files.append_jsonl([row], metrics_path)
-    extra = _summary(row)
-    log(f"iteration {it}: {seconds / 60:.1f} min, loss {metrics['loss']:.4f}, game length "
-        f"{metrics['mean_game_length']:.0f}, draws {metrics['draw_rate']:.2f}"
-        + (f", {extra}" if extra else ""))
-    if it % config.checkpoint_every == 0:
-      save(it)
-  save(int(state.iteration))
-  log(f"trained {int(state.iteration)} iterations in {seconds / 60:.1f} min; run: {run_dir}")
-  return row
+    return (state, kept), metrics
+
+  log(f"TD-Leaf on {learner.env.describe()}: alpha-beta depth {config.depth}, {config.batch} "
+      f"games at once, {config.evaluation} evaluation; run directory {run_dir}")
+  with loop.stop_on_interrupt(log) as interrupted:
+    result = loop.train(step, (state, learner.empty_replay()), [run],
+                        learning(learner, solver), max_iterations=max_iterations,
+                        interrupted=interrupted, progress=progress, desc="tdleaf", log=log)
+  log(f"trained {result.iterations} iterations in {result.train_seconds / 60:.1f} min of "
+      f"training (stopped by {result.stopped_by}; compiling took "
+      f"{result.compile_seconds:.0f} s); run: {run_dir}")
+  return run
 
 
-def load(run_dir: str | Path, step: int | None = None) -> tuple[Learner, Any]:
+# -- The run kind --------------------------------------------------------------------------------
+
+
+def load(run_dir: str | os.PathLike, step: int | None = None) -> tuple[Learner, Any]:
   """`(learner, params)` of a TD-Leaf run (its final `model`, or the snapshot at `step`)."""
-  from azjax.runs import checkpoint
-
   learner = Learner(Config.load(run_dir))
   abstract = learner.evaluator.init(jax.random.key(0))
   return learner, checkpoint.load_model(run_dir, abstract, step=step)
 
 
-def is_run(run_dir: str | Path) -> bool:
-  """Whether `run_dir` holds a TD-Leaf run."""
-  return (Path(run_dir) / CONFIG_FILE).exists()
+def game(run_dir: str | os.PathLike) -> base.Game:
+  return Config.load(run_dir).make_env()
+
+
+def load_player(run_dir: str, *, step: int | None = None, alphabeta_depth: int | None = None,
+                game_options: dict | None = None, **search: Any
+                ) -> tuple[base.Game, agents.Agent]:
+  """The run's alpha-beta player with its learned evaluation (see `azjax.runs.load`), at
+  `alphabeta_depth` (default the run's depth); with `game_options` (e.g. `{"size": 7}`) on
+  another variant of its game. The options of a network with search (`search`) do not apply."""
+  learner, params = load(run_dir, step=step)
+  env = learner.env
+  if game_options:
+    env = games.make(learner.config.game, **{**learner.config.game_options, **game_options})
+  depth = alphabeta_depth or learner.config.depth
+  label = f"{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
+  return env, learner.player(params, env, depth=depth, name=f"tdleaf-d{depth}({label})")
+
+
+def kind_solver_scorer(run_dir: Path, positions: Any, simulations: tuple[int, ...], *,
+                       batch_size: int | None = None):
+  """The run's alpha-beta player ("alphabeta<depth>") on `positions`, for any snapshot's
+  params; it has no raw policy and no search with simulations, and scores every position at
+  once (`batch_size` does not apply)."""
+  del simulations, batch_size
+  learner = Learner(Config.load(run_dir))
+  score = solver_scorer(learner, positions, by_source=True)
+  return learner.evaluator.init(jax.random.key(0)), lambda params, key: score(params)
+
+
+KIND = RunKind(name="tdleaf", summary="alpha-beta with a learned evaluation",
+               read_config=Config.load, game=game, load=load_player,
+               solver_scorer=kind_solver_scorer, play_kind="tdleaf")

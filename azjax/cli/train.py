@@ -135,9 +135,9 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       + "; with --resume the run's saved config is used instead")
   add_settings_options(parser)
   parser.add_argument("--minutes", type=float, default=None,
-                      help="training time budget; the clock starts once the training "
-                      "iteration has compiled, so compilation is not counted (with --resume: "
-                      "minutes more, on top of those the run has trained)")
+                      help="training time budget: the training iterations' own time, not "
+                      "compiling, evaluating or saving (with --resume: minutes more, on top of "
+                      "those the run has trained)")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--run-dir", default=None,
                       help="where metrics, plots and checkpoints go (default: a new "

@@ -1,15 +1,18 @@
-"""The outer training loop, one for a single run (`azjax.runs.driver`) and for each group of a sweep
-(`azjax.sweep`: `K` runs stacked on a leading axis and trained by one vmapped program).
+"""The outer training loop of every learner: one AlphaZero run (`azjax.runs.driver`), each group
+of a sweep (`azjax.sweep`: `K` runs stacked on a leading axis and trained by one vmapped
+program), one TD-Leaf run (`azjax.tdleaf.runs`). A learner hands it its jitted step and a
+`Learning` (its settings, where the network and the counters are in its state, its evaluations).
 
-Everything heavy happens inside the jitted step (`Trainer.iteration`, or `azjax.runs.gating.gated`);
-between steps this loop only moves a few scalars per run to the host and decides what else to
-do: stop (iterations, minutes of training, `max_iterations`, Ctrl-C), drop a run whose loss is
-no longer finite, write each run's metrics row, evaluate (`eval_every`, `solver_every`),
-checkpoint (`checkpoint_every`), and show a progress bar. It also owns the files every run
-writes: metrics.jsonl / metrics.csv and the plots.
+Everything heavy happens inside the jitted step (`Trainer.iteration`, `azjax.runs.gating.gated`,
+TD-Leaf's `Learner.iteration`); between steps this loop only moves a few scalars per run to the
+host and decides what else to do: stop (iterations, minutes of training, `max_iterations`,
+Ctrl-C), drop a run whose loss is no longer finite, write each run's metrics row, evaluate
+(`eval_every`, `solver_every`), checkpoint (`checkpoint_every`), and show a progress bar. It
+also owns the files every run writes: metrics.jsonl / metrics.csv and the plots.
 
 The step is compiled ahead of time before the first iteration ("compiling the training
-iteration ..."), so the time budget counts training only; `enable_compile_cache` keeps the
+iteration ..."), and the time budget (`minutes`) and the rows' `seconds` count the steps only,
+not compiling, evaluating or saving; `enable_compile_cache` keeps the
 compiled programs on disk, so that a second start (a `--resume`, the same preset again) loads
 them instead of compiling.
 """
@@ -173,7 +176,17 @@ def eval_columns(results: dict[str, Any]) -> dict[str, float]:
   return row
 
 
-# -- Stacked states (a sweep's group: `azjax.games.base.stack_states`) -------------------------
+# -- Where the state lives ------------------------------------------------------------------------
+
+
+def committed(tree: Any) -> Any:
+  """`tree` with every array that is not yet committed to a device committed to the default
+  one (where it lives anyway). A fresh state is uncommitted and a restored one committed, and
+  JAX compiles the two to different programs: without this the first `--resume` of a run misses
+  the compilation cache. A placed (sharded) state is committed already and stays as it is."""
+  device = jax.devices()[0]
+  return jax.tree.map(lambda x: jax.device_put(x, device)
+                      if isinstance(x, jax.Array) and not x.committed else x, tree)
 
 
 def to_host(tree: Any) -> Any:
@@ -303,7 +316,7 @@ class LoopResult:
   stopped_by: str  # "iterations", "minutes", "interrupt", or "diverged" (every run dropped)
   compile_seconds: float  # compiling the step (ahead of time; 0 if it came compiled)
   seconds_per_iteration: float  # the mean after the first (evaluations, checkpoints excluded)
-  train_seconds: float  # this session's training time, from the end of compilation
+  train_seconds: float  # this session's training time: its steps (not compiling, evaluating)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -454,12 +467,12 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
     return {k: np.atleast_1d(np.asarray(v)) for k, v in fetch(learning.counters(state)).items()}
 
   evaluates = learning.evaluate is not None
+  state = committed(state)  # The same program for a fresh and a restored state.
   start = int(counts()["iteration"][0])
   phases = step if isinstance(step, Phases) else Phases.single(step)
   compile_seconds = sum(compile_step(s, state, *args, log=log) for s in phases.remaining(start))
-  # -- From here on the clock runs: the budget counts training, not compiling.
+  # -- The budget counts training only: the steps, not compiling, evaluating or saving.
   budget = settings.minutes * 60 if settings.minutes else math.inf
-  t_start = time.time()
   if start == 0 and ((evaluates and settings.eval_every and settings.eval_games)
                      or learning.solver is not None):
     # The untrained network's scores: the starting point of the learning curves.
@@ -472,8 +485,8 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
   bar = _progress(None if settings.minutes else settings.iterations, start, desc) \
       if progress else None
   it, stopped_by = start, "iterations"
-  t_last, positions_last = t_start, counts().get("positions")
-  step_seconds: list[float] = []
+  t_last, positions_last = time.time(), counts().get("positions")
+  step_seconds: list[float] = []  # training time, step by step
   # The pace is judged after the first minutes and again after ten, once the machine has
   # settled: session 38's first two minutes ran 12% slower than the run's average.
   advice_checks, advised = [min(120.0, budget / 20), min(600.0, budget / 6)], False
@@ -482,7 +495,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
       if it >= settings.iterations or (max_iterations is not None
                                        and it - start >= max_iterations):
         break
-      if time.time() - t_start >= budget:
+      if sum(step_seconds) >= budget:
         stopped_by = "minutes"
         break
       if interrupted["flag"]:
@@ -507,12 +520,13 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
         stopped_by = "diverged"
         break
       now = time.time()
-      is_last = (it >= settings.iterations or now - t_start >= budget or interrupted["flag"]
+      trained = sum(step_seconds)
+      is_last = (it >= settings.iterations or trained >= budget or interrupted["flag"]
                  or (max_iterations is not None and it - start >= max_iterations))
       for i in live():
         row = {"iteration": it, **{k: int(v[i]) for k, v in counters.items()
                                    if k != "iteration"},
-               "seconds": round(runs[i].seconds_before + now - t_start, 3)}
+               "seconds": round(runs[i].seconds_before + trained, 3)}
         if positions_last is not None:
           row["positions_per_second"] = float(
               counters["positions"][i] - positions_last[i]) / max(now - t_last, 1e-9)
@@ -534,21 +548,21 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
             and it != runs[i].last_saved:
           save(i, it)
       t_last, positions_last = now, counters.get("positions")
-      if advice_checks and now - t_start >= advice_checks[0]:
-        advice_checks.pop(0)  # The wall clock, as the budget counts it.
-        advice = budget_advice(settings, it, it - start, now - t_start,
-                               budget - (now - t_start), advised, schedules=learning.schedules)
+      if advice_checks and trained >= advice_checks[0]:
+        advice_checks.pop(0)  # Training time, as the budget counts it.
+        advice = budget_advice(settings, it, it - start, trained, budget - trained, advised,
+                               schedules=learning.schedules)
         if advice:
           log(advice)
         advised = advice is not None
       if bar is not None:
         bar.update(1)
-        left = max(budget - (now - t_start), 0) / 60 if settings.minutes else None
+        left = max(budget - trained, 0) / 60 if settings.minutes else None
         bar.set_postfix(_postfix([runs[i].row for i in live()], len(runs), left), refresh=False)
   finally:
     if bar is not None:
       bar.close()
-  train_seconds = time.time() - t_start
+  train_seconds = sum(step_seconds)
   for i in live():
     if it != runs[i].last_saved:
       save(i, it)

@@ -65,11 +65,14 @@ def _with_empty(restored: Any, target: Any) -> Any:
                       else r, restored, target, is_leaf=lambda x: x is None)
 
 
-def save(mngr: ocp.CheckpointManager, step: int, state: Any, meta: dict | None = None) -> None:
-  """Saves the whole training state at `step` and waits until it is on disk."""
+def save(mngr: ocp.CheckpointManager, step: int, state: Any, meta: dict | None = None, *,
+         variables: dict | None = None) -> None:
+  """Saves the whole training state at `step`, with its network's `variables` as the "model"
+  item (default: an AlphaZero state's, `model_variables`), and waits until it is on disk."""
+  variables = model_variables(state) if variables is None else variables
   mngr.save(step, args=ocp.args.Composite(
       state=ocp.args.StandardSave(_without_empty(state)),
-      model=ocp.args.StandardSave(model_variables(state)),
+      model=ocp.args.StandardSave(variables),
       meta=ocp.args.JsonSave(meta or {})))
   mngr.wait_until_finished()
 

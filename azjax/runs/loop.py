@@ -459,8 +459,10 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
 
   def save(i: int, it: int) -> None:
     """A resumable checkpoint plus a small snapshot of the network in `models/<it>`."""
-    checkpoint.save(runs[i].manager, it, checkpointed(run_state(i)), {"iteration": it})
-    checkpoint.save_model(runs[i].run_dir, variables(i), step=it)
+    network = variables(i)
+    checkpoint.save(runs[i].manager, it, checkpointed(run_state(i)), {"iteration": it},
+                    variables=network)
+    checkpoint.save_model(runs[i].run_dir, network, step=it)
     runs[i].last_saved, runs[i].have_checkpoint = it, True
 
   def counts() -> dict[str, np.ndarray]:

@@ -194,10 +194,6 @@ class TrainState(NamedTuple):
   positions: Array  # [] int32: the positions played so far (plies of all slots)
   games: Array  # [] int32: the games finished so far
 
-  @property
-  def batch_stats(self) -> dict:
-    return {}  # for `checkpoint.save`, whose model item is then {"params": params}
-
 
 class Learner:
   """Jitted self-play and learning for one `Config` (see the module docstring)."""

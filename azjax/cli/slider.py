@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
       return train.main("slider", options + rest)
     from azjax.cli import tdleaf
 
-    options = ["--set", f"size={args.size}", "--set", f"blocks={args.blocks}"]
+    options = ["--set", f"game.size={args.size}", "--set", f"game.blocks={args.blocks}"]
     if args.depth is not None:
       options += ["--set", f"depth={args.depth}"]
     if args.resume:

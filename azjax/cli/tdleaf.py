@@ -8,7 +8,8 @@ any game with an evaluation for it (Slider, Connect Four, Breakthrough, checkers
 
 The settings are TD-Leaf's section of the config system (`azjax.tdleaf.config`): `--set`,
 `--config` and `--print-config` work as for `azjax train`, and a key that is an option of the
-game (`size=6`) sets it. Runs train through the one outer loop (`azjax.runs.loop`): a progress
+game sets it (`size=6`; `game.blocks=none` where a setting has the name too: `blocks` is the
+trunk's). Runs train through the one outer loop (`azjax.runs.loop`): a progress
 bar, Ctrl-C after the iteration in flight with a checkpoint, `--resume`, `--overwrite` and the
 run-directory rules of an AlphaZero run.
 """

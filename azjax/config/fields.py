@@ -562,16 +562,19 @@ def flat_settings(values: dict[str, Any], cls: type = Config) -> dict[str, Any]:
     ValueError: a table that is not a section, or a table inside a section.
   """
   settings = {}
-  fields = declared_fields(cls)
+  # The fields whose value is itself a table (a learner's `game_options`).
+  tables = {name for name, f in declared_fields(cls).items()
+            if f.default_factory is not dataclasses.MISSING and isinstance(f.default_factory(),
+                                                                           dict)}
   for key, value in values.items():
-    if not isinstance(value, dict) or key in fields:  # A setting (a table of options, too).
+    if not isinstance(value, dict) or key in tables:  # A setting (a table of options, too).
       settings[key] = value
       continue
     if key not in section_names(cls):
       raise ValueError(f"{key!r} is a table, but the tables of a config are its sections: "
                        f"{', '.join(section_names(cls))}")
     for name, inner in value.items():
-      if isinstance(inner, dict) and name not in fields:
+      if isinstance(inner, dict) and name not in tables:
         raise ValueError(f"{key}.{name} is a table; a section holds settings only")
       settings[f"{key}.{name}"] = inner
   return settings

@@ -34,7 +34,8 @@ from azjax.runs import layout
 CONFIG_FILE = layout.settings_file("tdleaf")
 
 _GAME = Section("game", "Game", "Which game, and its constructor's options (Slider: size, "
-                "blocks); `--set size=7` sets an option of the game.")
+                "blocks); `--set size=7` sets an option of the game, `--set game.blocks=none` "
+                "one whose name a setting has too.")
 _EVALUATION = Section(
     "evaluation", "Evaluation", "The evaluation TD-Leaf learns: the game's features into a small "
     "MLP, a sum over the pieces' neighbourhoods (`LocalSum`), or an `azjax.nets` network's "
@@ -163,8 +164,9 @@ def _option_value(text: Any) -> Any:
 def with_settings(config: Config, items: Iterable[tuple[str, Any]], *,
                   source: str | os.PathLike | None = None) -> Config:
   """`config` with `(key, value)` pairs applied (`azjax.config.override`), where a key that is
-  no setting but an option of the game (`size=7`) sets `game_options`. The game comes first,
-  so that its options are known.
+  an option of the game sets `game_options`: its name (`size=7`) where no setting has it, else
+  dotted with the game's section (`game.blocks=none`: `blocks` is the trunk's). The game comes
+  first, so that its options are known.
 
   Raises:
     ValueError: an unknown key (neither a setting nor an option of the game) or a bad value.
@@ -174,10 +176,15 @@ def with_settings(config: Config, items: Iterable[tuple[str, Any]], *,
                     source=source)
   options, settings = dict(config.game_options), []
   for key, value in items:
-    name = key.rpartition(".")[2]
+    section, _, name = key.rpartition(".")
     if name == "game":
       continue
-    if name not in declared_fields(Config) and name in game_option_names(config.game):
+    # An option of the game: `size`, or dotted with the game's section, `game.blocks`, where
+    # the plain name is a setting's (`blocks`, the trunk's).
+    fields = declared_fields(Config)
+    in_game = name in fields and fields[name].metadata["section"] is _GAME
+    if name in game_option_names(config.game) and (
+        (section == _GAME.name and not in_game) or (not section and name not in fields)):
       options[name] = _option_value(value)
     else:
       settings.append((key, value))

@@ -106,7 +106,7 @@ def read_config(run_dir: str | os.PathLike) -> Config:
 # -- The config as a TOML file: --print-config ----------------------------------------------------
 
 
-def _sections(cls: type) -> dict[Section, list[dataclasses.Field]]:
+def _sections(cls: type = Config) -> dict[Section, list[dataclasses.Field]]:
   """The fields of each section, in the order of the class."""
   out: dict[Section, list[dataclasses.Field]] = {}
   for field in declared_fields(cls).values():

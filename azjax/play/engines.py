@@ -361,7 +361,7 @@ def check_run(spec: agents.Spec, run_dir: str | Path) -> None:
         f"opponent out, or tdleaf, tdleaf:N for depth N), and {', '.join(others)} play "
         "without it")
   if spec.kind == TDLEAF.name and kind.play_kind != TDLEAF.name:
-    raise ValueError(f"{spec}: {run} is not a TD-Leaf run (it is a {kind.name} run: "
+    raise ValueError(f"{spec}: {run} is not a TD-Leaf run (its kind is {kind.name}: "
                      f"{kind.summary}); an AlphaZero run plays as az, azab or policy")
 
 

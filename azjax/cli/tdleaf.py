@@ -64,8 +64,8 @@ def parser(game: str | None = None) -> argparse.ArgumentParser:
                         "TD-Leaf: slider, connect_four, breakthrough, checkers, ...)")
   add_settings_options(parser, "a TD-Leaf setting or an option of the game (size=6)")
   parser.add_argument("--minutes", type=float, default=None,
-                      help="training time budget; compiling is not counted (with --resume: "
-                      "the run's total)")
+                      help="training time budget: the training iterations' own time, not "
+                      "compiling, evaluating or saving (with --resume: minutes more)")
   parser.add_argument("--iterations", type=int, default=None, help="iteration limit")
   parser.add_argument("--run-dir", default=None,
                       help="default: a new runs/<game>-tdleaf-<date>-<time>; a directory that "

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from azjax.runs import layout
+
 if TYPE_CHECKING:
   from azjax.arena import EloFit, MatchResult
 
@@ -68,14 +70,17 @@ def plot_run(run_dir: str | Path, rows: Sequence[Mapping[str, Any]]) -> list[Pat
   fig, ax = plt.subplots(figsize=(6, 4))
   # Markers keep a short run's few points visible (a line needs two finite points).
   marker = "o" if len(rows) <= 50 else None
-  for key in ("policy_loss", "value_loss", "reply_loss"):
+  # AlphaZero's losses, or a learner's one (TD-Leaf's `loss`).
+  keys = ("policy_loss", "value_loss", "reply_loss") if any(
+      "policy_loss" in r for r in rows) else ("loss",)
+  for key in keys:
     if key == "reply_loss" and not any(key in r for r in rows):
       continue  # Only runs with the auxiliary reply target (`reply_weight`) have one.
     y = np.array([r.get(key, np.nan) for r in rows], dtype=float)
     ax.plot(x, y, marker=marker, markersize=3, label=key)
   minutes = float(rows[-1].get("seconds", 0.0)) / 60
   out.append(_finish(fig, ax, "loss", f"{run_dir.name}: training losses "
-                     f"({minutes:.1f} min of training)", run_dir / "losses.png"))
+                     f"({minutes:.1f} min of training)", run_dir / layout.LOSSES_PLOT))
 
   evals = [r for r in rows if any(k.startswith("eval/") for k in r)]
   if evals:
@@ -88,14 +93,14 @@ def plot_run(run_dir: str | Path, rows: Sequence[Mapping[str, Any]]) -> list[Pat
       ax.errorbar(px, py, yerr=pe, marker="o", capsize=3, label=name.split("/")[1])
     ax.set_ylim(0, 1.02)
     out.append(_finish(fig, ax, "score (win = 1, draw = 1/2)",
-                       f"{run_dir.name}: score against baselines", run_dir / "winrate.png"))
+                       f"{run_dir.name}: score against baselines", run_dir / layout.WINRATE_PLOT))
 
   scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
   if scored:  # Mistakes against perfect play (solver_every), over training minutes.
     curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
               **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
              for r in scored]
-    out.append(plot_curves({run_dir.name: curve}, run_dir / "mistakes.png"))
+    out.append(plot_curves({run_dir.name: curve}, run_dir / layout.MISTAKES_PLOT))
   return out
 
 

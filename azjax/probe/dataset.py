@@ -47,6 +47,7 @@ import numpy as np
 from azjax import nets
 from azjax.games.base import Game
 from azjax.probe import concepts as concepts_lib
+from azjax.runs import layout
 from azjax.search import SearchConfig, search
 
 # (states [B], key) -> actions [B] int32: an `agents.Agent.policy`.
@@ -386,7 +387,7 @@ def run_networks(run_dir: str | Path, abstract_variables: Any, *,
     for iteration, _ in checkpoint.list_models(run_dir):
       found.append((str(iteration), iteration,
                     checkpoint.load_model(run_dir, abstract_variables, step=iteration)))
-    if not found and (Path(run_dir) / "checkpoints").is_dir():
+    if not found and (Path(run_dir) / layout.CHECKPOINTS).is_dir():
       target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
       mngr = checkpoint.manager(run_dir, max_to_keep=None)
       for step in sorted(mngr.all_steps()):

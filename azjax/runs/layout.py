@@ -8,7 +8,8 @@ Every kind of run (`azjax.runs.kinds`) writes the same layout:
     checkpoints/<step>/            orbax: the whole training state (`azjax.runs.checkpoint`)
     model/                         the final network (what `azjax.runs.load` reads)
     models/<iteration>/            a snapshot of the network at every checkpoint
-    losses.png, winrate.png        the plots (`azjax.plots.plot_run`)
+    losses.png, winrate.png,       the plots (`azjax.plots.plot_run`; mistakes.png with
+      mistakes.png                 `solver_every`)
     tensorboard/                   TensorBoard's events, when asked for
     eval.md, matches.jsonl         evaluations made after training (`azjax evaluate`)
 
@@ -36,7 +37,8 @@ METRICS_FILES = (METRICS_JSONL, METRICS_CSV)
 CHECKPOINTS = "checkpoints"
 MODEL = "model"
 MODELS = "models"
-PLOTS = ("losses.png", "winrate.png")
+LOSSES_PLOT, WINRATE_PLOT, MISTAKES_PLOT = "losses.png", "winrate.png", "mistakes.png"
+PLOTS = (LOSSES_PLOT, WINRATE_PLOT, MISTAKES_PLOT)
 TENSORBOARD = "tensorboard"
 EVAL_TABLE = "eval.md"
 MATCHES = "matches.jsonl"

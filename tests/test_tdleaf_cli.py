@@ -22,8 +22,10 @@ def test_settings_and_game_options_from_the_command_line(capsys):
   assert values["game"] == "slider" and values["game_options"] == {"size": 7, "blocks": "none"}
   assert values["blocks"] == 3  # The trunk's blocks; the board's are `game.blocks`.
   assert values["td_lambda"] == 0.5 and values["minutes"] == 3.0
-  values = _settings(["connect_four", "--set", "evaluation=mlp"], capsys)
+  values = _settings(["connect_four"], capsys)  # No features: an MLP value head by default.
   assert values["game"] == "connect_four" and values["game_options"] == {}
+  assert values["evaluation"] == "mlp" and _settings(["slider"], capsys)["evaluation"] == (
+      "features")
 
 
 @pytest.mark.parametrize("argv, error", [

@@ -2,7 +2,7 @@
 any game with an evaluation for it (Slider, Connect Four, Breakthrough, checkers, ...).
 
     azjax tdleaf slider --set size=6 --set depth=3 --minutes 60
-    azjax tdleaf connect_four --set evaluation=mlp --set hidden=64 --minutes 30
+    azjax tdleaf connect_four --set hidden=64 --minutes 30    # an MLP value head by default
     azjax tdleaf connect_four --run-dir runs/c4_tdleaf --resume --minutes 10
     azjax tdleaf slider --print-config toml > tdleaf.toml; azjax tdleaf slider --config tdleaf.toml
 
@@ -29,8 +29,9 @@ from azjax.cli.train import add_compile_cache_options, add_settings_options, use
 
 def build_config(game: str, overrides: list[str], minutes: float | None,
                  iterations: int | None, base=None, *, config_file: str | None = None):
-  """TD-Leaf's defaults for `game` (or `base`, a resumed run's saved settings), then the
-  settings of `config_file`, then the `key=value` overrides, validated.
+  """TD-Leaf's defaults for `game` (`azjax.tdleaf.config.defaults`; or `base`, a resumed run's
+  saved settings), then the settings of `config_file`, then the `key=value` overrides,
+  validated.
 
   Raises:
     ValueError: naming the key (and the file a bad key or value came from).
@@ -38,7 +39,7 @@ def build_config(game: str, overrides: list[str], minutes: float | None,
   from azjax import config as config_lib
   from azjax.tdleaf import config as tdleaf_config
 
-  config = base if base is not None else tdleaf_config.Config(game=game)
+  config = base if base is not None else tdleaf_config.defaults(game)
   if config.game != game:
     raise ValueError(f"the saved run is for {config.game}, not {game}")
   settings = (config_lib.read_settings(config_file, tdleaf_config.Config)

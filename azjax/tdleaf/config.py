@@ -148,6 +148,14 @@ class Config:
     return cls(**{k: v for k, v in values.items() if k in known}).validate()
 
 
+def defaults(game: str) -> Config:
+  """TD-Leaf's defaults for `game`: the feature MLP where the game has evaluation features
+  (Slider), else an MLP value head on the observation (`evaluation="mlp"`), so that every game
+  trains without a setting."""
+  has_features = games.game_class(game).evaluation_features is not base.Game.evaluation_features
+  return Config(game=game, evaluation="features" if has_features else "mlp")
+
+
 def game_option_names(game: str) -> tuple[str, ...]:
   """The constructor options of `game` (Slider: size, blocks)."""
   parameters = inspect.signature(games.game_class(game)).parameters

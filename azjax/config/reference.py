@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from azjax.config.fields import _FIELDS, Config
@@ -36,7 +37,8 @@ def reference_markdown() -> str:
 
   lines = [
       "# Config reference", "",
-      "<!-- Generated from the field declarations in azjax/config/fields.py by",
+      "<!-- Generated from the field declarations in azjax/config/fields.py (and TD-Leaf's in",
+      "     azjax/tdleaf/config.py) by",
       "     python -m azjax.config --markdown > docs/config.md",
       "     tests/test_config.py checks that it is up to date. -->", ""]
   lines += paragraph(
@@ -61,19 +63,7 @@ def reference_markdown() -> str:
       "*Traced* keys are read by the training iteration as values, not as program structure "
       "(`azjax.train.Hyper`): the runs of a sweep that differ only in them (and in `seed`) "
       "train together as one vmapped program ([sweeps.md](sweeps.md)).")
-  for section, fields in _sections().items():
-    lines += ["", f"## {section.title} (`[{section.name}]`)", ""]
-    if section.about:
-      lines += paragraph(section.about) + [""]
-    lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
-    for field in fields:
-      info = field.metadata
-      kind = f"{field.type}, {info['unit']}" if info["unit"] else field.type
-      allowed = (", ".join(f"`{c}`" for c in info["choices"]) if info["choices"]
-                 else f"`{info['check'].text}`" if info["check"] is not None else "")
-      meaning = _md(info["help"]) + (" *(traced)*" if info["traced"] else "")
-      lines.append(f"| `{field.name}` | {kind} | `{_toml_value(field.default)}` | {allowed} "
-                   f"| {meaning} |")
+  lines += _section_tables(Config, "##")
   lines += ["", "## Presets", ""]
   lines += paragraph(
       "`--preset NAME` starts from one of these; `auto` (the default) is `<game>_gpu` with an "
@@ -84,7 +74,43 @@ def reference_markdown() -> str:
     settings = ", ".join(f"`{_setting(key, value)}`"
                          for key, value in non_defaults(config).items())
     lines.append(f"| `{name}` | {settings or '(the defaults)'} |")
+  # Another learner's settings, declared with the same machinery (its own sections).
+  from azjax.tdleaf import config as tdleaf_config  # noqa: PLC0415
+
+  lines += ["", "## TD-Leaf (`azjax tdleaf GAME`)", ""]
+  lines += paragraph(
+      "TD-Leaf(lambda)'s settings (`azjax.tdleaf.config.Config`, a run's `tdleaf.json`), set "
+      "the same way: `--set KEY=VALUE` (or `section.key`), `--config FILE` and "
+      "`--print-config`. A key that is an option of the game sets it (`--set size=6`; "
+      "`--set game.blocks=none` where a setting has the name too). A game without evaluation "
+      "features learns an MLP value head by default (`evaluation=mlp`).")
+  lines += _section_tables(tdleaf_config.Config, "###")
   return "\n".join(lines) + "\n"
+
+
+def _section_tables(cls: type, heading: str) -> list[str]:
+  """A table for each section of the config class `cls`: every key's type, default, allowed
+  values and meaning."""
+  import textwrap  # noqa: PLC0415
+
+  lines = []
+  for section, fields in _sections(cls).items():
+    lines += ["", f"{heading} {section.title} (`[{section.name}]`)", ""]
+    if section.about:
+      lines += textwrap.wrap(section.about, width=96, break_long_words=False,
+                             break_on_hyphens=False) + [""]
+    lines += ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+    for field in fields:
+      info = field.metadata
+      kind = f"{field.type}, {info['unit']}" if info["unit"] else field.type
+      allowed = (", ".join(f"`{c}`" for c in info["choices"]) if info["choices"]
+                 else f"`{info['check'].text}`" if info["check"] is not None else "")
+      meaning = _md(info["help"]) + (" *(traced)*" if info["traced"] else "")
+      default = field.default if field.default is not dataclasses.MISSING else (
+          field.default_factory())
+      lines.append(f"| `{field.name}` | {kind} | `{_toml_value(default)}` | {allowed} "
+                   f"| {meaning} |")
+  return lines
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -138,7 +138,7 @@ def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
 def test_end_to_end_tic_tac_toe_learns(tmp_path):
   """A short run: the network's raw policy goes from random-like to clearly better than random,
   and the agent with search (the run's own evaluation) beats random."""
-  from azjax import agents, arena
+  from azjax import agents, arena, runs
   from azjax.runs.driver import read_metrics, train_and_evaluate
   config = dataclasses.replace(
       config_lib.PRESETS["tic_tac_toe"], iterations=36, eval_every=36, eval_games=100,
@@ -158,8 +158,8 @@ def test_end_to_end_tic_tac_toe_learns(tmp_path):
   assert read_metrics(tmp_path)[-1]["eval/random/score"] >= 0.75
   for name in ("metrics.csv", "metrics.jsonl", "losses.png", "winrate.png", "config.json"):
     assert (tmp_path / name).exists(), name
-  # The trained network loads back through the agent interface.
-  env, agent = agents.load(str(tmp_path), raw_policy=True)
+  # The trained network loads back as a player (`azjax.runs.load`).
+  env, agent = runs.load(tmp_path, raw_policy=True)
   after = arena.play(env, agent, opponent, 200, jax.random.key(5))
   assert after.illegal_a == 0
   print(f"raw policy vs random: {before:.3f} before, {after.score:.3f} after")

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from azjax import agents, games, nets, search
+from azjax import games, nets, runs, search
 from azjax.cli import evaluate as evaluate_cli
 from azjax.cli import export as export_cli
 from azjax.config import Config
@@ -95,8 +95,8 @@ def _first_state(env):
 
 
 def via_load(run, config, positions):
-  """`agents.load` (evaluate, tournaments, the OpenSpiel match script)."""
-  env, agent = agents.load(str(run), simulations=SIMULATIONS)
+  """`runs.load` (evaluate, tournaments, the OpenSpiel match script)."""
+  env, agent = runs.load(run, simulations=SIMULATIONS)
   agent.act(_first_state(env), jax.random.key(0))
 
 

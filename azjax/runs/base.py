@@ -20,7 +20,6 @@ from azjax.runs import layout
 if TYPE_CHECKING:
   from azjax.agents import Agent
   from azjax.games.base import Game
-  from azjax.solver.benchmark import Positions
 
 # (variables, key) -> `{player: {ply range: {metric: value}}}` (`azjax.solver.benchmark`).
 SolverScore = Callable[[Any, Any], dict[str, dict[str, dict[str, float]]]]

@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("runs", nargs="*", metavar="NAME=RUN_DIR")
   parser.add_argument("--out", required=True, help="directory for the curves and plots")
   parser.add_argument("--positions", default=None,
-                      help="labelled positions (default: the game's set in results/)")
+                      help="labelled positions, a file or a shipped set's name (strong); "
+                      "default: the game's set in results/")
   parser.add_argument("--simulations", default="0,32",
                       help="0 = the raw policy; others: search with that many simulations")
   parser.add_argument("--every", type=int, default=1, help="score every k-th snapshot")

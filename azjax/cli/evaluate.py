@@ -18,7 +18,8 @@ to `DIR/eval.md`; every mode writes its tables and plots there). A run in the co
 
 strength against perfect play (`azjax.solver.benchmark`, tic-tac-toe and Connect Four): the
 mistake rate, optimal-move rate and value accuracy of the raw policy and of search with each
-`--simulations` count, by ply range, on the committed set of solver-labelled positions. The
+`--simulations` count, by ply range and source, on the committed set of solver-labelled
+positions (`--positions strong`: positions strong play reaches, `azjax.solver.strong_play`). The
 table goes to eval.md as in the other modes; `--solver-out FILE.md` also writes it alone with
 its command, and the metrics as `FILE.json` beside it. A finished benchmark of the final network
 also writes `<checkpoint>/strength.json` (`azjax.evaluate.strength`: the mistake rate of the
@@ -154,8 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "ladder played in pieces, e.g. low and high rungs in two processes); a "
                     "player's later row for a rung replaces an earlier one")
   parser.add_argument("--positions", default=None, metavar="NPZ",
-                      help="--solver: the labelled positions (default: the game's set packaged in "
-                      "azjax/data/solver_positions/)")
+                      help="--solver: the labelled positions, a file or a packaged set's name "
+                      "(strong: positions of strong play); default: the game's set packaged in "
+                      "azjax/data/solver_positions/")
   parser.add_argument("--solver-out", default=None, metavar="FILE.md",
                       help="--solver: write the table there with its command, and FILE.json")
   parser.add_argument("--ladder-min", type=int, default=10, help="first rung's simulations")

@@ -40,6 +40,11 @@ BENCHMARK_DIR = str(importlib.resources.files("azjax") / "data" / "solver_positi
 DEFAULT_PATHS = {name: f"{BENCHMARK_DIR}/{name}.npz" for name in solver.SOLVED_GAMES}
 
 
+def is_set_name(path: str | None) -> bool:
+  """Whether `path` names a shipped set ("strong") rather than a file."""
+  return bool(path) and Path(path).suffix == "" and "/" not in path and not Path(path).exists()
+
+
 def packaged_path(game: str, name: str | None = None) -> str:
   """The packaged set `name` of `game` (`None`: its default set), whether or not it exists."""
   return f"{BENCHMARK_DIR}/{game if name is None else f'{game}_{name}'}.npz"
@@ -62,13 +67,16 @@ def positions_label(path: str | Path) -> str:
 
 
 def positions_path(game: str, path: str | None = None, *, name: str | None = None) -> str:
-  """The labelled positions to score `game` on: `path`, else the game's packaged set `name`
-  (`None`: its default set, `DEFAULT_PATHS`).
+  """The labelled positions to score `game` on: `path` (a file, or a packaged set's name such
+  as "strong", `azjax.solver.strong_play`'s positions of strong play), else the game's
+  packaged set `name` (`None`: its default set, `DEFAULT_PATHS`).
 
   Raises:
     ValueError: no `path` and the game has no such packaged set.
     FileNotFoundError: `path` does not exist.
   """
+  if is_set_name(path):
+    name, path = path, None
   if path is None:
     path = packaged_path(game, name)
     if not Path(path).exists():

@@ -27,7 +27,10 @@ move's value `q`:
   mean of `(v - V)^2`.
 
 Each table also splits the positions by source ("src0", "src1": random play, a network's
-games), since the two differ in difficulty.
+games, named by `Positions.sources`), since they differ in difficulty, and says under it that
+its mistake rate is over the decisive positions (`TABLE_NOTE`). `--positions strong` (any
+command that takes a positions file) scores on positions strong play reaches
+(`azjax.solver.strong_play`).
 
 The raw policy plays the most probable legal move; search is the network's evaluation player
 (`azjax.search.for_evaluation` of the run's search, as `azjax.agents.make_alphazero` plays it)
@@ -292,26 +295,40 @@ def play_vs_solver(env: base.Game, agent: agents.Agent, games_per_side: int, key
 
 TABLE_HEADER = ("| player | plies or source | positions | decisive | mistakes | mistake rate "
                 "| optimal | value accuracy |\n|---|---|---|---|---|---|---|---|")
+# Printed under every table: what the rates are over.
+TABLE_NOTE = ("Mistake rate: mistakes over the decisive positions (those where some move loses "
+              "value; elsewhere no move is a mistake). Optimal and value accuracy: over all "
+              "positions.")
 
 
 def _percent(x: float) -> str:
   return "-" if x != x else f"{100 * x:.1f}%"
 
 
-def markdown_table(results: dict[str, dict[str, dict[str, float]]]) -> str:
-  """One row per player and ply range, then overall ("all"), then each source ("src<i>"),
-  under `TABLE_HEADER`."""
+def source_label(index: int, sources: Sequence[str] | None = None) -> str:
+  """`"src<index>"`, with the source's short name (its description up to a colon or comma)
+  if given."""
+  if sources is None or index >= len(sources):
+    return f"src{index}"
+  return f"src{index} {sources[index].split(':')[0].split(',')[0]}"
+
+
+def markdown_table(results: dict[str, dict[str, dict[str, float]]],
+                   sources: Sequence[str] | None = None) -> str:
+  """One row per player and ply range, then overall ("all"), then each source ("src<i>",
+  named by `sources`, e.g. `Positions.sources`), under `TABLE_HEADER` and over `TABLE_NOTE`."""
   lines = [TABLE_HEADER]
   for player, by_range in results.items():
-    sources = [r for r in by_range if r.startswith("src")]
-    ranges = [r for r in by_range if r != "all" and r not in sources]
-    for plies in ranges + ["all"] + sources:
+    source_rows = [r for r in by_range if r.startswith("src")]
+    ranges = [r for r in by_range if r != "all" and r not in source_rows]
+    for plies in ranges + ["all"] + source_rows:
       m = by_range[plies]
+      name = source_label(int(plies[3:]), sources) if plies in source_rows else plies
       lines.append(
-          f"| {player} | {plies} | {m['positions']} | {m['decisive']} | {m['mistakes']} "
+          f"| {player} | {name} | {m['positions']} | {m['decisive']} | {m['mistakes']} "
           f"| {_percent(m['mistake_rate'])} | {_percent(m['optimal_rate'])} "
           f"| {_percent(m.get('value_accuracy', float('nan')))} |")
-  return "\n".join(lines)
+  return "\n".join(lines + ["", TABLE_NOTE])
 
 
 # The headline numbers of a player, over all positions: learning curves and training logs.
@@ -386,9 +403,9 @@ __all__ = [
     "label", "packaged_path", "packaged_sets", "positions_label",
     "positions_path", "replay", "sample_positions",
     # Scoring players on them.
-    "DRAW_BAND", "OVERALL_METRICS", "SolverBenchmark", "TABLE_HEADER", "evaluate_agent",
-    "evaluate_policy", "flatten", "main", "markdown_table", "move_metrics", "overall",
-    "play_vs_solver", "ply_ranges_of",
+    "DRAW_BAND", "OVERALL_METRICS", "SolverBenchmark", "TABLE_HEADER", "TABLE_NOTE",
+    "evaluate_agent", "evaluate_policy", "flatten", "main", "markdown_table", "move_metrics",
+    "overall", "play_vs_solver", "ply_ranges_of", "source_label",
 ]
 
 if __name__ == "__main__":

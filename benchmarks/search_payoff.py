@@ -118,10 +118,13 @@ def one_ply_values(env: base.Game, model: Any, variables: Any, states: Any) -> n
 
 
 def one_ply_cells(positions: sb.Positions, move_values: np.ndarray,
-                  buckets: Sequence[tuple[int, int]] = PLY_BUCKETS) -> list[dict[str, Any]]:
+                  buckets: Sequence[tuple[int, int]] = PLY_BUCKETS,
+                  raw_actions: np.ndarray | None = None) -> list[dict[str, Any]]:
   """Rows `{"plies", "decisive", "mistakes", "gap"}`: the one-ply player's (argmax of
   `move_values` `[N, A]`) mistakes over the decisive positions of each bucket, and the mean gap
-  there between the best-valued value-keeping move and the best-valued losing-value one."""
+  there between the best-valued value-keeping move and the best-valued losing-value one; with
+  `raw_actions` `[N]` also `"raw_mistakes"` and `"fixed"`, those of the raw policy's mistakes
+  the one-ply player does not make."""
   exact = positions.move_values
   choice = np.nanargmax(move_values, axis=-1)
   rows_index = np.arange(len(positions))
@@ -137,6 +140,10 @@ def one_ply_cells(positions: sb.Positions, move_values: np.ndarray,
     d = int(m.sum())
     rows.append(dict(plies=name, decisive=d, mistakes=int((m & mistake).sum()),
                      gap=float(gap[m].mean()) if d else float("nan")))
+    if raw_actions is not None:
+      raw_mistake = exact[rows_index, raw_actions] < positions.values  # Raw moves are legal.
+      rows[-1].update(raw_mistakes=int((m & raw_mistake).sum()),
+                      fixed=int((m & raw_mistake & ~mistake).sum()))
   return rows
 
 
@@ -192,11 +199,14 @@ def report(run: str, positions: sb.Positions, variants: Sequence[str],
     lines.append(f"| {row['plies']} | {row['outcome']} | {row['positions']} | {mean} | {right} |")
   move_values = one_ply_values(env, model, variables, positions.states(env))
   lines += ["", "The value head as a one-ply player (best `-v(child)`) on the decisive "
-            "positions; gap: best value-keeping move's value minus best losing move's:", "",
-            "| plies | decisive | one-ply mistakes | mean gap |", "|---|---|---|---|"]
-  for row in one_ply_cells(positions, move_values, buckets):
+            "positions; gap: best value-keeping move's value minus best losing move's; "
+            "fixed: the raw policy's mistakes the one-ply player does not make:", "",
+            "| plies | decisive | one-ply mistakes | mean gap | raw policy's mistakes fixed |",
+            "|---|---|---|---|---|"]
+  for row in one_ply_cells(positions, move_values, buckets, players["raw policy"]):
     lines.append(f"| {row['plies']} | {row['decisive']} | "
-                 f"{_rate(row['mistakes'], row['decisive'])} | {row['gap']:+.2f} |")
+                 f"{_rate(row['mistakes'], row['decisive'])} | {row['gap']:+.2f} | "
+                 f"{row['fixed']} of {row['raw_mistakes']} |")
   return "\n".join(lines)
 
 

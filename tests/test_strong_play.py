@@ -165,6 +165,10 @@ def test_calibration_and_one_ply_tables_on_hand_made_values():
   (row,) = search_payoff.one_ply_cells(positions, exact, ((0, 8),))[:1]
   assert row["mistakes"] == 0 and row["decisive"] == int(positions.decisive.sum())
   assert row["gap"] >= 1.0
+  first_legal = np.argmax(positions.legal, axis=-1)  # Often a mistake; the exact values fix all.
+  (row,) = search_payoff.one_ply_cells(positions, exact, ((0, 8),), first_legal)[:1]
+  raw = sb.move_metrics(positions, first_legal, ply_ranges=((0, 8),))["0-8"]["mistakes"]
+  assert row["raw_mistakes"] == row["fixed"] == raw > 0
   assert search_payoff.parse_variant("gumbel:max_num_considered_actions=4,gumbel_scale=0.0") == (
       "gumbel", {"max_num_considered_actions": 4, "gumbel_scale": 0.0})
 

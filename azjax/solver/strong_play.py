@@ -1,5 +1,6 @@
 """A yardstick of strong play: solver-labelled positions from the games strong players reach.
 
+>>> env, agent = azjax.agents.load("results/connect_four_gpu", simulations=32)
 >>> positions = build_strong_positions(env, network=agent.policy, seed=0)
 >>> positions.save("azjax/data/solver_positions/connect_four_strong.npz")
 >>> Positions.load(positions_path("connect_four", "strong"))   # `--positions strong`
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -248,8 +249,10 @@ def build_strong_positions(env: base.Game, *, network: Policy | None, network_na
                    sources=tuple(s[0] for s in sources), seed=seed)
 
 
-def composition(positions: Positions, ply_ranges=None) -> str:
-  """A markdown table of the set: positions and decisive ones, by source and ply range."""
+def composition(positions: Positions,
+                ply_ranges: Sequence[tuple[int, int]] | None = None) -> str:
+  """A markdown table of the set: positions (decisive ones in brackets) by source and ply range
+  (default: the game's `benchmark_ply_ranges`), and the mover's win / draw / loss counts."""
   from azjax.solver.benchmark import ply_ranges_of  # noqa: PLC0415  (imports this module's)
 
   ranges = tuple(ply_ranges or ply_ranges_of(positions.game, positions))

@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     positions = sb.Positions.load(path)
     sections.append(report(run, positions, variants, simulations, buckets, args.seed))
   command = "python -m benchmarks.search_payoff " + " ".join(argv or sys.argv[1:])
-  text = "\n\n".join([f"`{command}`", f"Positions: {path} ({len(positions)}; "
+  text = "\n\n".join([f"`{command}`", f"Positions: {sb.positions_label(path)} ({len(positions)}; "
                       f"{int(positions.decisive.sum())} decisive). {platform.node()}, "
                       f"backend {jax.default_backend()}, {time.time() - start:.0f} s wall "
                       "(a shared 2-core machine: other jobs ran)."] + sections) + "\n"

@@ -325,7 +325,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   label = args.checkpoint + ("" if args.snapshot is None else f"@{args.snapshot}")
   shown = solver_benchmark.positions_label(path)
   lines = [f"Solver benchmark of {label} on {shown} ({len(positions)} positions; "
-           f"{sources}); {seconds:.0f} s", "", solver_benchmark.markdown_table(results, positions.sources)]
+           f"{sources}); {seconds:.0f} s", "",
+           solver_benchmark.markdown_table(results, positions.sources)]
   if interrupted:
     lines += ["", f"- interrupted: players {', '.join(results)} scored, of "
               f"policy, {', '.join(f'search{s}' for s in counts)}"]

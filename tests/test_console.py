@@ -101,13 +101,14 @@ def test_each_keeps_the_units_done(capsys):
 
 
 def test_missing_extra_is_one_line_and_exit_3(monkeypatch, capsys):
-  from azjax import games, solver
+  from azjax import solver
 
   monkeypatch.setitem(sys.modules, "bitbully", None)  # "import bitbully" now fails.
 
   @console.command
   def needs_solver():
-    solver.for_game(games.make("connect_four"))
+    # A new solver, not `solver.for_game`'s shared one, which an earlier test may have made.
+    solver.ConnectFourSolver()
 
   with pytest.raises(SystemExit) as exc:
     needs_solver()

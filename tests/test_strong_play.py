@@ -246,7 +246,7 @@ def test_the_shipped_strong_set_is_named_strong_and_labelled():
   env = games.make("connect_four")
   path = sb.positions_path("connect_four", "strong")
   assert path.endswith("azjax/data/solver_positions/connect_four_strong.npz")
-  with pytest.raises(FileNotFoundError, match="no solver set named"):
+  with pytest.raises(ValueError, match="no solver benchmark set 'nonesuch'.*default, strong"):
     sb.positions_path("connect_four", "nonesuch")
   positions = sb.Positions.load(path)
   assert len(positions) == 1000 and positions.game == "connect_four"

@@ -70,6 +70,9 @@ class Config:
                               check=AT_LEAST_1)
   blocks: int = _EVALUATION(2, "a trunk's blocks (LocalSum: its 3x3 convolutions, each widening "
                             "what a piece sees by one square a side)", check=AT_LEAST_0)
+  # 64: the width every committed TD-Leaf network was built with (NetConfig's default before
+  # its defaults became the AlphaZero config's), so their tdleaf.json files load as they are.
+  value_hidden: int = _EVALUATION(64, "a network's value-head width", check=AT_LEAST_1)
   head: str = _EVALUATION("dense", "a network's heads: dense, or conv (the value pooled over "
                           "the board: one network for every board size)",
                           choices=nets.POLICY_HEADS)

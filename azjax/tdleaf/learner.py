@@ -93,7 +93,7 @@ def make_evaluator(config: Config, env: base.Game) -> Evaluator:
                      lambda key: model.init(key, example))
   net_config = nets.NetConfig(kind=config.evaluation, channels=config.channels,
                               blocks=config.blocks, hidden=config.hidden,
-                              policy_head=config.head)
+                              value_hidden=config.value_hidden, policy_head=config.head)
   model = nets.make(net_config, env.num_actions)
 
   def value(variables, x):

@@ -27,7 +27,7 @@ move (`positions.label`).
 The solver is a yardstick only: no learner trains on these labels or positions.
 
     python -m azjax.solver.strong_play --game connect_four --agent results/connect_four_gpu \
-        --out /work/runs/connect_four_strong.npz
+        --out runs/connect_four_strong.npz
 """
 
 from __future__ import annotations
@@ -274,7 +274,8 @@ def composition(positions: Positions,
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(prog="python -m azjax.solver.strong_play",
                                    description="Build and label the strong-play solver set.")
-  parser.add_argument("--game", default="connect_four", choices=solver.SOLVED_GAMES)
+  parser.add_argument("--game", required=True, choices=solver.SOLVED_GAMES,
+                      help="the solved game (the shipped set is Connect Four's)")
   parser.add_argument("--agent", default=None, metavar="RUN",
                       help="the run whose network, with noiseless search, plays the network "
                       "games (take another network than the one you mostly score)")

@@ -160,6 +160,7 @@ def game_and_positions(request):
   return env, states
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_name,kwargs", [("random", {}), ("mcts", {"simulations": 8})])
 def test_actions_are_legal(game_and_positions, agent_name, kwargs):
   env, states = game_and_positions
@@ -190,6 +191,7 @@ def test_mcts_wins_and_blocks_in_tic_tac_toe(ttt):
     assert np.all(row == ttt.move_to_action(position, best)), (moves, row)
 
 
+@pytest.mark.slow
 def test_mcts_beats_random_in_tic_tac_toe(ttt):
   mcts = agents.make("mcts", ttt, simulations=400)
   result = arena.play(ttt, mcts, agents.make("random", ttt), 40, jax.random.key(0))

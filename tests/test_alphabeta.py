@@ -54,6 +54,7 @@ def _both_colours(env, text, swap):
   return base.stack_states([white, black] * (BATCH // 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,depth", [("tic_tac_toe", 3), ("connect_four", 3),
                                         ("breakthrough", 2), ("checkers", 2)])
 def test_legal_on_random_positions(name, depth):
@@ -184,6 +185,7 @@ def test_checkers_evaluation_by_hand():
 
 # Depth 4 sees a tic-tac-toe fork coming (its move, the fork, its block, the win), so it should
 # not lose to random play; depth 3 loses a few percent of its games as the second player.
+@pytest.mark.slow
 @pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 4, 20), ("connect_four", 3, 10)])
 def test_beats_random(name, depth, num_games):
   env = _env(name)
@@ -225,6 +227,7 @@ def _index_prior(state):
   return -jax.numpy.arange(state.legal_action_mask.shape[-1], dtype=jax.numpy.float32)
 
 
+@pytest.mark.slow
 def test_selective_search_wide_enough_equals_full_width():
   # Breakthrough 5x5 has at most 3 * 10 = 30 legal actions: width 30 drops none of them.
   env = games.make("breakthrough", rows=5, cols=5)
@@ -234,6 +237,7 @@ def test_selective_search_wide_enough_equals_full_width():
   np.testing.assert_array_equal(np.asarray(full), np.asarray(wide))
 
 
+@pytest.mark.slow
 def test_selective_search_expands_only_the_priors_best_actions():
   env = _env("connect_four")
   states = _random_positions(env, BATCH, 4, seed=7)
@@ -268,6 +272,7 @@ def test_selective_search_finds_a_win_only_when_the_prior_keeps_it():
     assert found == [favour_win] * BATCH, moves
 
 
+@pytest.mark.slow
 def test_network_alphabeta_uses_the_networks_value_and_policy():
   from azjax import nets
   from azjax.nets.base import NetConfig
@@ -306,6 +311,7 @@ def test_bad_selective_options():
   agents.make("alphabeta", env, depth=12, width=2, prior=_index_prior)
 
 
+@pytest.mark.slow
 def test_root_search_is_what_the_agent_plays():
   """The play engine's `root_search` gives the agent's values and, with one best move, its move."""
   env = _env("tic_tac_toe")
@@ -332,6 +338,7 @@ def _random_evaluation(env):
   return lambda state: 0.9 * jnp.tanh(jnp.sum(state.observation * weights))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,depth,plies", [
     ("tic_tac_toe", 3, 1), ("connect_four", 4, 4), ("breakthrough", 2, 10),
     ("checkers", 2, 12), ("slider", 3, 6)])
@@ -367,6 +374,7 @@ def test_search_matches_full_width(name, depth, plies):
   assert np.all(np.asarray(found.nodes) < tree)
 
 
+@pytest.mark.slow
 def test_search_of_finished_and_decided_roots():
   """A finished root is left alone (no node stepped); a win in one is found at every depth and
   scored exactly, with the winning move as the whole principal variation."""

@@ -115,12 +115,14 @@ def test_step_is_traced_once():
   assert int(state.step_count) == 2
 
 
+@pytest.mark.slow
 def test_no_retrace_in_batched_play(env):
   num_steps = 8
   _, traces = _random_play(env, num_steps)
   assert traces["step"] == 1
 
 
+@pytest.mark.slow
 def test_random_batched_play_to_the_end(env):
   """Random play with automatic reset: games end, rewards are zero-sum and only at the end."""
   steps = {"tic_tac_toe": 40, "connect_four": 90, "breakthrough": 300, "checkers": 300,
@@ -156,6 +158,7 @@ def _after_one_move(env):
   return state
 
 
+@pytest.mark.slow
 def test_terminated_step_is_noop_and_illegal_is_loss(env):
   state = _after_one_move(env)
   illegal = np.flatnonzero(~np.asarray(state.legal_action_mask))
@@ -171,6 +174,7 @@ def test_terminated_step_is_noop_and_illegal_is_loss(env):
   chex.assert_trees_all_equal(again.replace(rewards=lost.rewards), lost)
 
 
+@pytest.mark.slow
 def test_illegal_action_does_not_touch_other_games(env):
   state = _after_one_move(env)
   states = base.stack_states([state] * 4)

@@ -78,6 +78,7 @@ def test_known_outcomes_of_scripted_agents(ttt):
   assert arena.summarize(ttt, "first-a", "last", outcomes) == result
 
 
+@pytest.mark.slow
 def test_paired_openings_make_deterministic_games_differ(ttt):
   states = arena.paired_openings(ttt, jax.random.key(6), 8, plies=3)
   board = np.asarray(states.board)  # [8, 9]: 0 empty, +1 the mover's marks, -1 the other's.

@@ -20,6 +20,7 @@ def _play(env, actions):
   return state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,kwargs", GAMES)
 def test_symmetries_map_positions_to_positions(name, kwargs):
   """Playing the image of every move gives the image of the position: the transformed
@@ -52,6 +53,7 @@ def test_symmetries_map_positions_to_positions(name, kwargs):
       np.testing.assert_allclose(pol[inverse], policy)
 
 
+@pytest.mark.slow
 def test_identity_and_batched_shapes():
   env = games.make("connect_four")
   key = jax.random.key(1)

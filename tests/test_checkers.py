@@ -92,6 +92,7 @@ def perft_turns(depth):
   return counts
 
 
+@pytest.mark.slow
 def test_perft_by_actions():
   assert perft.perft(GAME, 7) == PERFT_ACTIONS[:7]
 
@@ -101,6 +102,7 @@ def test_perft_by_actions_depth_8():
   assert perft.perft(GAME, 8) == PERFT_ACTIONS[:8]
 
 
+@pytest.mark.slow
 def test_perft_by_turns():
   assert perft_turns(7) == PERFT_TURNS[:7]
 

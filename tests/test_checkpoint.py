@@ -43,6 +43,7 @@ def test_resume_gives_the_same_parameters(tmp_path):
   chex.assert_trees_all_equal(a.selfplay.buffer.value, b.selfplay.buffer.value)
   assert int(a.positions) == int(b.positions)
 
+@pytest.mark.slow
 def test_resume_refuses_a_different_config(tmp_path):
   from azjax.runs.driver import train_and_evaluate
   config = dataclasses.replace(TINY, iterations=1, eval_games=0)
@@ -66,6 +67,7 @@ class StateBeforeGating:
   positions: Any
   games_finished: Any
 
+@pytest.mark.slow
 def test_restores_a_checkpoint_written_before_the_gating_fields(trainer, tmp_path):
   from azjax.runs import checkpoint
   state = trainer.init()

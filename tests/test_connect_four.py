@@ -81,6 +81,7 @@ def test_init_and_step_jit_vmap_dtypes():
 PERFT = [7, 49, 343, 2401, 16807, 117649, 823536, 5673234]
 
 
+@pytest.mark.slow
 def test_perft_depth_6():
   assert perft.perft(ENV, 6) == PERFT[:6]
 

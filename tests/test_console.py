@@ -62,6 +62,7 @@ def assert_one_line_exit(proc: subprocess.CompletedProcess) -> None:
   assert len([l for l in proc.stderr.splitlines() if l.startswith("interrupted:")]) == 1
 
 
+@pytest.mark.slow
 def test_solver_benchmark_ctrl_c_writes_the_players_scored(run_dir, tmp_path):
   out = tmp_path / "out"
   proc = sigint_on_second_call("azjax.solver.benchmark:SolverBenchmark.player_actions",
@@ -75,6 +76,7 @@ def test_solver_benchmark_ctrl_c_writes_the_players_scored(run_dir, tmp_path):
   assert not (run_dir / "strength.json").exists()  # Only a finished benchmark measures.
 
 
+@pytest.mark.slow
 def test_opponent_matches_ctrl_c_writes_the_matches_played(run_dir, tmp_path):
   out = tmp_path / "out"
   proc = sigint_on_second_call("azjax.evaluate.tournament:timed_play", "evaluate",

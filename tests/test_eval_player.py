@@ -145,6 +145,7 @@ PLACES = [via_load, via_evaluator, via_solver_evaluator, via_play_engine, via_ev
           via_curves, via_export]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run_name", list(RUNS))
 @pytest.mark.parametrize("place", PLACES, ids=lambda place: place.__name__)
 def test_every_place_searches_with_the_run_evaluation_player(tmp_path, recorded, positions_file,

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "azjax"
 
@@ -118,6 +120,7 @@ def test_the_algorithms_know_nothing_of_agents():
     assert "azjax.agents" not in imports(module, functions=True), module
 
 
+@pytest.mark.slow
 def test_every_module_imports_alone():
   """Each module of the layers this file protects imports first in a fresh interpreter."""
   modules = ["azjax.alphabeta", "azjax.uct", "azjax.solver", "azjax.search", "azjax.agents",
@@ -129,6 +132,7 @@ def test_every_module_imports_alone():
     assert result.returncode == 0, f"{module}: {result.stderr[-2000:]}"
 
 
+@pytest.mark.slow
 def test_the_package_exposes_its_public_modules_lazily():
   """`import azjax; azjax.runs.load(...)` works, and `import azjax` alone imports no JAX."""
   code = ("import sys, azjax; assert 'jax' not in sys.modules; "

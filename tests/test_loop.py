@@ -24,6 +24,7 @@ def restore_compile_cache():
   compilation_cache.reset_cache()
 
 
+@pytest.mark.slow
 def test_a_training_command_fills_the_compile_cache(tmp_path, capsys, restore_compile_cache):
   cache = tmp_path / "cache"
   # A network no other test builds: the iteration must compile here, not come from memory.
@@ -59,6 +60,7 @@ def test_default_compile_cache_directory(monkeypatch, tmp_path):
   assert loop.default_compile_cache() == tmp_path / "elsewhere"
 
 
+@pytest.mark.slow
 def test_training_core_does_not_import_the_evaluation_layer():
   code = ("import sys, azjax.train; "
           "print(sorted(m for m in sys.modules if m in ('azjax.agents', 'azjax.arena', "

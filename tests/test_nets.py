@@ -70,6 +70,7 @@ def shapes_and_dtypes(tree):
 # -- Shapes, dtypes, BatchNorm ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("kind", nets.KINDS)
 def test_output_shapes_and_dtypes_on_every_board(kind, dtype):
@@ -90,6 +91,7 @@ def test_output_shapes_and_dtypes_on_every_board(kind, dtype):
       assert {x.dtype for x in jax.tree.leaves(variables)} == {jnp.dtype(jnp.float32)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", nets.KINDS)
 def test_forward_values_in_both_dtypes(kind):
   apply, variables = build(small_config(kind), *C4)
@@ -345,6 +347,7 @@ def test_matmul_conv_is_the_same_convolution(kernel, use_bias):
   np.testing.assert_allclose(matmul.apply(params, x), lax_conv.apply(params, x), atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, policy_head", [("resnet", "conv"), ("cnn", "dense")])
 def test_matmul_networks_match_and_vmap_without_grouped_convolutions(kind, policy_head):
   config = small_config(kind, policy_head=policy_head)
@@ -400,6 +403,7 @@ def test_jit_apply_matches_eager():
 # -- Overfit: the heads are wired to learn ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["mlp", "resnet"])
 def test_overfits_a_fixed_batch(kind):
   (shape, num_actions), batch = C4, 16

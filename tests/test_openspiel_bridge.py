@@ -28,6 +28,7 @@ def test_tic_tac_toe_rows_mirrored():
   assert keys["(2,2)"] == env.move_to_action(state, "c1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GAMES)
 def test_random_vs_openspiel_random(name):
   env = games.make(name)
@@ -36,6 +37,7 @@ def test_random_vs_openspiel_random(name):
   assert wins + draws + losses == 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["cpp", "python"])
 @pytest.mark.parametrize("name", GAMES)
 def test_vs_small_mcts(name, backend):
@@ -45,6 +47,7 @@ def test_vs_small_mcts(name, backend):
   assert sum(result) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["connect_four", "checkers"])
 def test_games_side_by_side_match_games_one_by_one(name):
   """Side by side, games end at different plies and keep their own results: with a
@@ -84,6 +87,7 @@ def test_unknown_backend():
     ob.openspiel_mcts_bot(ob.openspiel_game(games.make("tic_tac_toe")), 10, 0, backend="java")
 
 
+@pytest.mark.slow
 def test_alphabeta_beats_openspiel_random_at_connect_four():
   env = games.make("connect_four")
   wins, _, losses = ob.play_vs_openspiel(env, agents.make("alphabeta", env, depth=2),

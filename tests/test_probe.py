@@ -229,6 +229,7 @@ def exported(tmp_path_factory):
   return run_dir, env, model, variables
 
 
+@pytest.mark.slow
 def test_export_reloads_to_the_same_arrays(exported, tmp_path):
   run_dir, env, model, variables = exported
   out = run_dir / "export"
@@ -372,6 +373,7 @@ def test_pooled_probe_reads_a_count_concept_a_flat_probe_struggles_with():
   assert pooled > flat + 0.03
 
 
+@pytest.mark.slow
 def test_probe_cli_on_an_export(exported, tmp_path):
   from azjax.cli import probe
   run_dir, _, _, _ = exported

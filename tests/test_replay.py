@@ -4,10 +4,12 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax import games, replay
 
 
+@pytest.mark.slow
 def test_replay_targets_arrive_when_the_game_ends():
   buf = replay.init(8, 2, (1, 1, 1), 2)  # 4 blocks of 2 slots
   obs = jnp.zeros((2, 1, 1, 1))

@@ -165,6 +165,7 @@ def test_resume_recovers_a_lost_or_corrupt_state(tmp_path, capsys, shared_compil
   assert [int(line.split(",")[0]) for line in csv_rows[1:]] == [1, 2, 3, 4]
 
 
+@pytest.mark.slow
 def test_nan_stop_says_when_no_checkpoint_exists(tmp_path, monkeypatch, shared_compilation):
   jit_iteration = train.Trainer.jit_iteration
 

@@ -33,6 +33,7 @@ def _run_search(config, states, key):
   return search.search(TTT, uniform_eval, config, None, states, key)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
 def test_search_takes_the_win_in_one(algorithm):
   # X to move: X has a1, b1; O has a2, b2. c1 wins at once; else O wins with c2.
@@ -72,6 +73,7 @@ def test_recurrent_fn_signs():
   assert np.all(np.isfinite(np.asarray(out.prior_logits)))
 
 
+@pytest.mark.slow
 def test_recurrent_fn_same_player_discount_checkers():
   """A checkers multi-jump keeps the mover: discount +1 on the first hop."""
   checkers = games.make("checkers")
@@ -116,6 +118,7 @@ def test_forced_move_skips_search():
   np.testing.assert_allclose(out.action_weights[:, c3], 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
 def test_action_value_is_the_q_value_of_the_move_played(algorithm):
   """`action_value` is the tree's Q-value of the action played: 1 for an immediate win (its
@@ -172,6 +175,7 @@ def test_noiseless_gumbel_action():
   np.testing.assert_array_equal(search.noiseless_gumbel_action(visits, weights), [2, 1])
 
 
+@pytest.mark.slow
 def test_gumbel_moves():
   """Before `gumbel_moves` actions the noise picks the move; from then on the search's best."""
   state = ttt_position(["a1", "a2", "b1", "b2"])  # 4 actions played
@@ -197,6 +201,7 @@ def test_bad_search_config():
     search.SearchConfig(simulations=0).validate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", sorted(search.ALGORITHMS))
 def test_root_statistics(algorithm):
   """Visit counts, Q-values and the prior are the root's; zero where nothing was searched."""
@@ -256,6 +261,7 @@ def _recording(loop, name, traced):
   return recorded
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_name,algorithm", [
     ("tic_tac_toe", "gumbel"), ("tic_tac_toe", "puct"), ("checkers", "gumbel")])
 def test_batched_loops_build_mctx_tree(game_name, algorithm, monkeypatch):

@@ -54,6 +54,7 @@ def test_uniform_legal_action_draws_every_legal_action_alike():
   assert counts[[0, 2, 3, 5, 6, 7]].sum() == 0
   np.testing.assert_allclose(counts[[1, 4, 8]] / 3000, 1 / 3, atol=0.04)  # ~4.5 sigma
 
+@pytest.mark.slow
 def test_restart_ended_fills_only_ended_slots_from_a_pool_of_fresh_games():
   """With openings, 16 slots draw on a pool of 2 fresh games: the ended slots get them in turn
   (the third ended slot shares the first's), the others keep their games."""
@@ -79,6 +80,7 @@ def _ttt_after(env, actions):
     state = env.step(state, action)
   return state
 
+@pytest.mark.slow
 def test_archive_writes_slots_in_turn_and_overwrites_its_oldest_rows():
   env = games.make("tic_tac_toe")
   games4 = base.stack_states([_ttt_after(env, [cell]) for cell in range(4)])  # X on cell k
@@ -90,6 +92,7 @@ def test_archive_writes_slots_in_turn_and_overwrites_its_oldest_rows():
   assert int(archive.count) == 4
   np.testing.assert_array_equal(archive.states.board, np.asarray(games4.board)[[3, 1, 2]])
 
+@pytest.mark.slow
 def test_from_archive_draws_written_rows_with_its_probability():
   env = games.make("tic_tac_toe")
   fresh = selfplay.fresh_games(env, jax.random.key(0), 64)
@@ -130,6 +133,7 @@ def test_go_exploit_restarts_games_from_archived_positions():
   descends = occupied[:, [0, 2, 4, 8]].all(axis=1)
   assert descends.mean() >= 0.75, descends
 
+@pytest.mark.slow
 def test_selfplay_value_targets_match_game_outcomes():
   """Every stored position of a finished game gets that game's outcome from its mover's side."""
   env = games.make("tic_tac_toe")

@@ -131,6 +131,7 @@ def _run(code: str) -> None:
   assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
 
 
+@pytest.mark.slow
 def test_one_iteration_sharded_over_8_devices_matches_one_device():
   _run(ONE_RUN)
 

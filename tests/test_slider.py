@@ -710,6 +710,7 @@ def _differential(starts, seed, max_plies=300):
   return outcomes
 
 
+@pytest.mark.slow
 def test_random_games_match_the_reference():
   starts = []
   # 7x7 packs keys in two words, 9x9 in 4-bit fields (6x6 is covered by perft).
@@ -776,6 +777,7 @@ def test_evaluation_planes_count_each_pieces_steps_to_go():
   assert distance == pytest.approx(float(env_of(5).evaluation_features(h)[4]))
 
 
+@pytest.mark.slow
 def test_alphabeta_takes_the_last_piece_off():
   """H's last piece on e4 leaves and wins; a real alpha-beta at depth 6 plays it."""
   state = position(".....\n....H\n.....\n.....\n.VVVV", 0)

@@ -220,6 +220,7 @@ def test_connect_four_endgames_against_brute_force():
 # -- The solver agent ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four"])
 def test_solver_agent_never_lowers_the_value(game):
   if game == "connect_four":

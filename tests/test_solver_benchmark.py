@@ -160,6 +160,7 @@ def test_agents_on_the_benchmark():
   assert metrics["mistake_rate"] == pytest.approx(lowers[positions.decisive].mean())
 
 
+@pytest.mark.slow
 def test_network_benchmark_compiles_once():
   env = games.make("tic_tac_toe")
   positions = sb.Positions.load(sb.positions_path("tic_tac_toe")).subset(

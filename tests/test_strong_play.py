@@ -110,6 +110,7 @@ def tiny_tic_tac_toe_set(seed):
       solver_games=12, network_positions=12, network_games=12, seed=seed)
 
 
+@pytest.mark.slow
 def test_build_is_reproducible_from_a_seed_legal_and_labelled_by_the_solver():
   env = games.make("tic_tac_toe")
   a, b, c = tiny_tic_tac_toe_set(0), tiny_tic_tac_toe_set(0), tiny_tic_tac_toe_set(1)
@@ -227,6 +228,7 @@ def test_connect_four_endgame_labels_match_brute_force_negamax():
     np.testing.assert_array_equal(solver.for_game(env).board_scores(board), expected)
 
 
+@pytest.mark.slow
 def test_connect_four_deviating_solver_games_are_reproducible_and_labelled():
   pytest.importorskip("bitbully", reason=BITBULLY_REASON)
   env = games.make("connect_four")

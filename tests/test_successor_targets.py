@@ -38,6 +38,7 @@ def _replies(buf) -> dict[int, int | None]:
   return {i: v.pop() for i, v in seen.items()}
 
 
+@pytest.mark.slow
 def test_the_reply_is_the_next_row_of_the_same_game():
   """Two slots, three moves. Slot 0 plays one game (rows 0, 2, 4), ending on the third move; slot
   1's first game ends at once (row 1), its second (rows 3, 5) ends on the third move, and row 5
@@ -86,6 +87,7 @@ def _one_game_buffer():
   return _add(buf, [4], 1, [1], root_value=0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam,moves,expected", [
     # G_3 = 1 (the outcome, mover 0); G_2 = 0.5 * -0.8 + 0.5 * -1 = -0.9 (mover 1 sees player 0's
     # values negated); G_1 = 0.5 * -0.4 + 0.5 * -0.9 = -0.65 (the same mover: -0.4 kept);
@@ -107,6 +109,7 @@ def test_lambda_return_by_hand(lam, moves, expected):
     np.testing.assert_allclose(batch.value, np.asarray(expected)[ids], atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game,net", [
     ((4, 4, 48), nets.NetConfig(kind="mlp", hidden=16, blocks=1)),
     ((4, 4, 48), nets.NetConfig(kind="resnet", channels=8, blocks=1, policy_head="conv")),
@@ -144,6 +147,7 @@ def trainer():
   return train.Trainer.create(TINY)
 
 
+@pytest.mark.slow
 def test_loss_adds_the_weighted_reply_term_over_rows_with_a_reply(trainer):
   state = trainer.init()
   env = trainer.game

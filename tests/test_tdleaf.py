@@ -55,6 +55,7 @@ def test_lambda_returns_of_games_one_after_another_in_a_slot():
   np.testing.assert_allclose(g, [-0.075, -0.55, -1.0, 0.8, 0.8], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_recorded_leaves_give_back_the_root_values():
   learner = _learner()
   state = learner.init(jax.random.key(0))
@@ -79,6 +80,7 @@ def test_recorded_leaves_give_back_the_root_values():
                              value[live & ~exact], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_loss_has_no_gradient_from_exact_leaves_or_finished_plies():
   learner = _learner()
   state = learner.init(jax.random.key(0))
@@ -90,6 +92,7 @@ def test_loss_has_no_gradient_from_exact_leaves_or_finished_plies():
   assert np.isfinite(float(loss)) and float(loss) >= 0
 
 
+@pytest.mark.slow
 def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
   learner = _learner()
   params = learner.init(jax.random.key(0)).params
@@ -113,6 +116,7 @@ def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
                              float(loss(second)), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
   run = tmp_path / "run"
   # replay=2: the kept games are not checkpointed, so resuming refills them.
@@ -137,6 +141,7 @@ def test_tiny_run_resumes_and_loads_as_a_player(tmp_path):
     tdleaf.Learner(tdleaf.Config(game="connect_four", evaluation="features"))
 
 
+@pytest.mark.slow
 def test_a_convolutional_evaluation_plays_every_board_size():
   """`head="conv"` pools the value over the board: the parameters made for 4x4 evaluate 6x6."""
   from azjax import games
@@ -156,6 +161,7 @@ def test_a_convolutional_evaluation_plays_every_board_size():
     dataclasses.replace(config, opening_moves=-1).validate()
 
 
+@pytest.mark.slow
 def test_local_sum_adds_a_term_per_piece_scaled_by_the_board_width():
   """`LocalSum` by hand: with the convolutions' weights zeroed, every square's term is the last
   convolution's bias c, so the value is tanh(c * pieces / width + b) on any board size; empty
@@ -178,6 +184,7 @@ def test_local_sum_adds_a_term_per_piece_scaled_by_the_board_width():
     tdleaf.Learner(tdleaf.Config(game="tic_tac_toe", evaluation="local"))
 
 
+@pytest.mark.slow
 def test_random_openings_start_self_play_games_apart():
   """With `opening_moves` the batch starts from different positions (none finished); without,
   from the start position (as before the option existed)."""
@@ -190,6 +197,7 @@ def test_random_openings_start_self_play_games_apart():
   assert bool(np.all(first.live[0]))
 
 
+@pytest.mark.slow
 def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
   """Alpha-beta to the end of tic-tac-toe never needs its evaluation: whatever the weights, it
   makes no mistake and knows every position's value (the scorer's bookkeeping is then checked
@@ -218,6 +226,7 @@ def test_solver_scores_of_a_full_depth_search_are_perfect(tmp_path):
   assert not (tmp_path / "slider").exists()
 
 
+@pytest.mark.slow
 def test_games_against_the_hand_evaluation():
   """With `versus_hand` the first slots play alpha-beta with the hand-written evaluation, its
   colour drawn per game and kept to the game's end; the learner's exploration never replaces

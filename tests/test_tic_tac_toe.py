@@ -47,6 +47,7 @@ def test_registry_and_attributes():
 # -- Counting --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_perft():
   assert perft.perft(ENV, 9) == [9, 72, 504, 3024, 15120, 54720, 148176, 200448, 127872]
 

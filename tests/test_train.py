@@ -69,6 +69,7 @@ def test_cheap_searches_train_no_policy():
   expected_value_loss = jnp.mean(jnp.square(value - (outcome + root) / 2))
   np.testing.assert_allclose(metrics["value_loss"], expected_value_loss, rtol=1e-5)
 
+@pytest.mark.slow
 def test_iteration_trains_once_buffer_is_ready(trainer, iteration):
   state = trainer.init()
   state, metrics = iteration(state)
@@ -113,6 +114,7 @@ def test_cosine_schedule_warms_up_then_decays_to_its_floor():
   no_floor = train._unit_schedule(dataclasses.replace(config, lr_floor=0.0))
   np.testing.assert_allclose([no_floor(34), no_floor(100)], [0.75, 0.0], atol=1e-6)
 
+@pytest.mark.slow
 @pytest.mark.parametrize("optimizer, schedule", [("sgd", "cosine"), ("adam", "constant")])
 def test_other_optimizers_take_a_finite_step(optimizer, schedule):
   config = dataclasses.replace(TINY, optimizer=optimizer, lr_schedule=schedule, warmup_steps=2,

@@ -115,6 +115,7 @@ def ttt_search(ttt):
   return jax.jit(jax.vmap(lambda s, k: uct.uct_search(ttt, s, k, simulations=64)))
 
 
+@pytest.mark.slow
 def test_uct_tree_invariants_tic_tac_toe(ttt, ttt_search):
   states = base.stack_states([ttt.init(jax.random.key(0))] * 2 + [
       tic_tac_toe_position(ttt, ["b2", "a1", "c3"]),
@@ -127,6 +128,7 @@ def test_uct_tree_invariants_tic_tac_toe(ttt, ttt_search):
   assert np.all(root_visits[:2] >= 1) and root_visits[:2].sum() == 128
 
 
+@pytest.mark.slow
 def test_uct_unvisited_children_first(ttt):
   # 5 simulations: every legal root child is tried before any is tried twice, each a new node.
   positions = [
@@ -161,6 +163,7 @@ CHECKERS_DOUBLE_JUMP = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _available("checkers"), reason="no checkers module")
 def test_uct_tree_invariants_checkers_multi_jump():
   """Checkers: a player moving twice in a row keeps the value's sign (discount +1)."""
@@ -178,6 +181,7 @@ def test_uct_tree_invariants_checkers_multi_jump():
 # -- Root statistics -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_root_search_reads_the_tree_at_its_root(ttt):
   """`root_search` plays the most visited child; its visits and Q-values are the root's
   children's, the Q-values from the side of the player to move (X wins with c1 here)."""

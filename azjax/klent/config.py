@@ -1,0 +1,143 @@
+"""KLENT's settings, declared once by section with `azjax.config.Section` (as the AlphaZero
+`Config`'s are), so each carries its help, unit and range and `validate` checks them all.
+
+Defaults. The algorithm's own (`alpha`, `beta`, `td_lambda`, `discount`) are the regularised
+update and the lambda-returns of Ota et al. 2026 (arXiv 2602.10894); see docs/klent.md for
+which of their values are the paper's and which are ours. The sizes (games, plies, buffer,
+batch, network) are scaled to a 2-core CPU and a small board, as the AlphaZero presets are;
+the paper trains pgx games on GPUs with far larger batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+from azjax import games, nets
+from azjax.config.fields import (
+  ABOVE_0,
+  AT_LEAST_0,
+  AT_LEAST_1,
+  FRACTION,
+  PROBABILITY,
+  ConfigError,
+  Section,
+)
+
+CONFIG_FILE = "klent.json"  # marks a KLENT run directory
+
+_GAME = Section("game", "Game", "Which game; 0 keeps a board size's default.")
+_NETWORK = Section(
+    "network", "Networks", "Two `azjax.nets` networks of this kind: the policy network "
+    "(logits and a value head: the network that is played, and searched, like any other) and "
+    "the Q network (its `A` logits read as action values through tanh; its value head unused).")
+_SELFPLAY = Section(
+    "selfplay", "Self-play (no search)",
+    "Each iteration plays `selfplay_steps` plies in each of `selfplay_batch` games with moves "
+    "drawn from the policy network; a finished game's slot starts a new game at once, and the "
+    "games running at the end continue in the next iteration.")
+_KLENT = Section(
+    "klent", "KLENT's update", "The regularised policy target "
+    "pi' ~ pi^(beta/(alpha+beta)) exp(Q/(alpha+beta)) and the lambda-returns (docs/klent.md).")
+_TRAINING = Section("training", "Training", "SGD on samples of the device buffer.")
+_RUN = Section("run", "Run", "Seed and run length.")
+
+
+@dataclasses.dataclass(frozen=True)
+class KlentConfig:
+  """Everything a KLENT run depends on (each field's meaning is in its declaration)."""
+
+  game: str = _GAME("tic_tac_toe", "the game to train", choices=games.GAMES)
+  rows: int = _GAME(0, "Breakthrough's board rows; 0 keeps the game's default",
+                    check=AT_LEAST_0)
+  cols: int = _GAME(0, "Breakthrough's board columns; 0 keeps the game's default",
+                    check=AT_LEAST_0)
+
+  net: str = _NETWORK("mlp", "both networks' kind", choices=nets.KINDS)
+  channels: int = _NETWORK(32, "convolution channels (resnet, cnn)", check=AT_LEAST_1)
+  blocks: int = _NETWORK(2, "residual blocks / conv layers / extra MLP layers",
+                         check=AT_LEAST_1)
+  hidden: int = _NETWORK(64, "MLP width", check=AT_LEAST_1)
+  value_hidden: int = _NETWORK(32, "width of the value head's hidden layer", check=AT_LEAST_1)
+
+  selfplay_batch: int = _SELFPLAY(64, "games played side by side", unit="games",
+                                  check=AT_LEAST_1)
+  selfplay_steps: int = _SELFPLAY(16, "plies each game advances per iteration", unit="plies",
+                                  check=AT_LEAST_1)
+  buffer_size: int = _SELFPLAY(8192, "device buffer capacity (the newest samples overwrite "
+                               "the oldest)", unit="positions", check=AT_LEAST_1)
+  min_buffer: int = _SELFPLAY(512, "samples in the buffer before SGD starts",
+                              unit="positions", check=AT_LEAST_0)
+
+  alpha: float = _KLENT(0.03, "entropy weight: the target's temperature when beta = 0",
+                        check=AT_LEAST_0)
+  beta: float = _KLENT(1.0, "reverse-KL weight: how far one update may move from the "
+                       "previous policy (larger: smaller steps)", check=AT_LEAST_0)
+  td_lambda: float = _KLENT(0.95, "lambda of the lambda-returns (0: one-step TD, 1: the "
+                            "game's result)", check=FRACTION)
+  discount: float = _KLENT(1.0, "discount per ply (board games: 1)", check=PROBABILITY)
+
+  train_batch: int = _TRAINING(128, "samples per SGD step", unit="positions",
+                               check=AT_LEAST_1)
+  sgd_steps: int = _TRAINING(8, "SGD steps per iteration", unit="steps", check=AT_LEAST_0)
+  learning_rate: float = _TRAINING(1e-3, "Adam(W)'s learning rate", check=ABOVE_0)
+  weight_decay: float = _TRAINING(1e-4, "AdamW's decoupled weight decay", check=AT_LEAST_0)
+  value_weight: float = _TRAINING(1.0, "weight of the value head's squared error",
+                                  check=AT_LEAST_0)
+  q_weight: float = _TRAINING(1.0, "weight of the Q network's squared error",
+                              check=AT_LEAST_0)
+
+  seed: int = _RUN(0, "the run's seed", check=AT_LEAST_0)
+  iterations: int = _RUN(1_000_000, "stop after this many iterations", unit="iterations",
+                         check=AT_LEAST_1)
+  minutes: float = _RUN(60.0, "stop after this many minutes of training (0: no limit)",
+                        unit="minutes", check=AT_LEAST_0)
+  checkpoint_every: int = _RUN(25, "iterations between checkpoints", unit="iterations",
+                               check=AT_LEAST_1)
+
+  def validate(self) -> "KlentConfig":
+    """Returns self, or raises `ConfigError` naming the bad field."""
+    def need(ok: bool, key: str, why: str) -> None:
+      if not ok:
+        raise ConfigError(f"klent: {key} {why}", key)
+
+    for field in dataclasses.fields(self):
+      value = getattr(self, field.name)
+      if isinstance(field.default, float):
+        need(isinstance(value, (int, float)) and math.isfinite(value), field.name,
+             "must be a finite number")
+      elif isinstance(field.default, int):
+        need(isinstance(value, int) and not isinstance(value, bool), field.name,
+             "must be an int")
+      check = field.metadata["check"]
+      if check is not None:
+        need(check.ok(value), field.name, f"must be {check.text}")
+      if field.metadata["choices"]:
+        need(value in field.metadata["choices"], field.name,
+             f"must be one of {', '.join(field.metadata['choices'])}")
+    need(self.alpha + self.beta > 0, "alpha", "and beta cannot both be 0 (the target would "
+         "be the argmax of Q, which the closed form does not give)")
+    need(self.buffer_size >= self.train_batch, "buffer_size",
+         f"must hold one training batch (train_batch={self.train_batch})")
+    need(self.min_buffer <= self.buffer_size, "min_buffer", "must be <= buffer_size")
+    return self
+
+  def net_config(self) -> nets.NetConfig:
+    return nets.NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,
+                          hidden=self.hidden, value_hidden=self.value_hidden)
+
+  def make_env(self):
+    options = {k: getattr(self, k) for k in ("rows", "cols") if getattr(self, k)}
+    return games.make(self.game, **options)
+
+  def save(self, run_dir: str | Path) -> None:
+    path = Path(run_dir) / CONFIG_FILE
+    path.write_text(json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n")
+
+  @classmethod
+  def load(cls, run_dir: str | Path) -> "KlentConfig":
+    values = json.loads((Path(run_dir) / CONFIG_FILE).read_text())
+    known = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in values.items() if k in known}).validate()

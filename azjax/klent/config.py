@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 
 from azjax import games, nets
+from azjax.config import Config
 from azjax.config.fields import (
   ABOVE_0,
   AT_LEAST_0,
@@ -43,6 +44,11 @@ _KLENT = Section(
     "pi' ~ pi^(beta/(alpha+beta)) exp(Q/(alpha+beta)) and the lambda-returns (docs/klent.md).")
 _TRAINING = Section("training", "Training", "SGD on samples of the device buffer.")
 _RUN = Section("run", "Run", "Seed and run length.")
+_EVALUATION = Section(
+    "evaluation", "Evaluation during training",
+    "As an AlphaZero run's (`azjax.config`'s section of that name): the policy network with "
+    "the noiseless evaluation search against uniform random and rollout MCTS, and on solved "
+    "games its mistakes against perfect play, raw and searched.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +103,19 @@ class KlentConfig:
   checkpoint_every: int = _RUN(25, "iterations between checkpoints", unit="iterations",
                                check=AT_LEAST_1)
 
+  eval_every: int = _EVALUATION(10, "iterations between evaluations; 0 = only at the end",
+                                unit="iterations", check=AT_LEAST_0)
+  eval_games: int = _EVALUATION(64, "games against each opponent, half with each colour; "
+                                "even; 0 = none", unit="games", check=AT_LEAST_0)
+  eval_simulations: int = _EVALUATION(
+      32, "simulations of the evaluation search over the policy network (a search-free "
+      "learner can still be searched at play time)", unit="simulations", check=AT_LEAST_1)
+  eval_mcts_simulations: int = _EVALUATION(64, "simulations of the rollout-MCTS opponent",
+                                           unit="simulations", check=AT_LEAST_1)
+  solver_every: int = _EVALUATION(
+      0, "iterations between scorings on the game's solver benchmark (Connect Four, "
+      "tic-tac-toe); 0 = never", unit="iterations", check=AT_LEAST_0)
+
   def validate(self) -> "KlentConfig":
     """Returns self, or raises `ConfigError` naming the bad field."""
     def need(ok: bool, key: str, why: str) -> None:
@@ -122,7 +141,22 @@ class KlentConfig:
     need(self.buffer_size >= self.train_batch, "buffer_size",
          f"must hold one training batch (train_batch={self.train_batch})")
     need(self.min_buffer <= self.buffer_size, "min_buffer", "must be <= buffer_size")
+    need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each "
+         "colour)")
     return self
+
+  def player_config(self) -> Config:
+    """The AlphaZero `Config` that describes this run's network and its evaluation player:
+    what `azjax.agents.load`, the evaluators and the solver benchmark read (its config.json).
+    Its self-play and training fields are the AlphaZero defaults and mean nothing here."""
+    return Config(
+        game=self.game, rows=self.rows, cols=self.cols, net=self.net, channels=self.channels,
+        blocks=self.blocks, hidden=self.hidden, value_hidden=self.value_hidden,
+        iterations=self.iterations, minutes=self.minutes,
+        checkpoint_every=self.checkpoint_every, seed=self.seed, eval_every=self.eval_every,
+        eval_games=self.eval_games, eval_simulations=self.eval_simulations,
+        eval_mcts_simulations=self.eval_mcts_simulations,
+        solver_every=self.solver_every).validate()
 
   def net_config(self) -> nets.NetConfig:
     return nets.NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,

@@ -62,6 +62,7 @@ class KlentState:
   written: Array  # [] int32, samples written so far (the buffer holds min(written, N))
   key: Array  # raw uint32 PRNG key (a plain array in checkpoints)
   iteration: Array  # [] int32
+  sgd_steps: Array  # [] int32, optimizer updates applied so far
   positions: Array  # [] int32, self-play positions played so far
   games_finished: Array  # [] int32
 
@@ -79,6 +80,10 @@ class Plies(NamedTuple):
   player0_reward: Array  # the move's reward to player 0 (for the metrics)
   done: Array  # bool: the move ended the game
   flip: Array  # bool: the next position's mover is the other player
+
+
+# optax renamed tree_l2_norm to tree_norm in 0.2.5 (as `azjax.train` does, support both).
+_norm = getattr(optax.tree_utils, "tree_norm", None) or optax.tree_utils.tree_l2_norm
 
 
 def _variables(params: Any, batch_stats: Any) -> dict:
@@ -131,7 +136,7 @@ class Learner:
         opt_state=self.optimizer.init({"policy": params, "q": q_params}),
         games=selfplay.fresh_games(self.game, games_key, config.selfplay_batch),
         buffer=buffer, written=jnp.int32(0), key=key, iteration=jnp.int32(0),
-        positions=jnp.int32(0), games_finished=jnp.int32(0))
+        sgd_steps=jnp.int32(0), positions=jnp.int32(0), games_finished=jnp.int32(0))
 
   # -- Self-play --------------------------------------------------------------------------------
 
@@ -218,7 +223,7 @@ class Learner:
           params, batch_stats, batch)
       updates, opt_state = self.optimizer.update(grads, opt_state, params)
       return (optax.apply_updates(params, updates), batch_stats, opt_state), {
-          "loss": total, **terms}
+          "loss": total, "grad_norm": _norm(grads), **terms}
 
     old = (params, batch_stats, state.opt_state)
     new, metrics = jax.lax.scan(step, old, rows,
@@ -277,6 +282,7 @@ class Learner:
         mean_abs_return=jnp.mean(jnp.abs(returns)), buffer_targets=jnp.minimum(
             state.written, config.buffer_size))
     state = state.replace(iteration=state.iteration + 1,
+                          sgd_steps=state.sgd_steps + jnp.where(ready, config.sgd_steps, 0),
                           positions=state.positions + count,
                           games_finished=state.games_finished + finished)
     return state, metrics

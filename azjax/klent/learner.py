@@ -7,14 +7,17 @@ One iteration:
    from the policy network's masked softmax (no search). The policy network also gives V(s)
    and the Q network Q(s, .) of every position, from the mover's side, with the parameters the
    iteration starts with (the previous policy pi_k).
-2. Targets, per ply (`azjax.klent.targets`): the lambda-return G_t (bootstrapped from V of the
-   position each game reached at the chunk's end; a game that ended cuts it at its result),
-   and the regularised policy target pi' from pi_k and Q_k.
-3. The `T * B` samples (observation, legal mask, action, pi', G) overwrite the buffer's
-   oldest.
+2. Value targets, per ply (`azjax.klent.targets.lambda_returns`): the lambda-return G_t,
+   bootstrapped from V of the position each game reached at the chunk's end (a game that
+   ended cuts it at its result).
+3. The `T * B` samples (observation, legal mask, action, G) overwrite the buffer's oldest.
 4. `sgd_steps` Adam(W) steps on uniform samples of the buffer (once it holds `min_buffer`):
-   the policy's cross-entropy to pi', `value_weight * (V(s) - G)^2` and
-   `q_weight * (Q(s, a) - G)^2` for the action played.
+   the policy's cross-entropy to the regularised target pi' (`targets.policy_target`),
+   `value_weight * (V(s) - G)^2` and `q_weight * (Q(s, a) - G)^2` for the action played.
+   pi' is computed for each sampled position from pi_k and Q_k, the two networks as the
+   iteration started: the update is regularised towards the policy it improves on (the
+   previous iterate), not towards whichever older policy played the sample; targets stored
+   with the samples would pull the policy back towards the buffer's past.
 
 The policy network is an ordinary `azjax.nets` (logits, value) network: its value head, trained
 on the same lambda-returns, is the value `azjax.search` needs, so a KLENT network can be played
@@ -44,7 +47,6 @@ class Samples(NamedTuple):
   observation: Array  # [N, R, C, P] float32, the mover's view
   legal_mask: Array  # [N, A] bool
   action: Array  # [N] int32, the move played
-  policy: Array  # [N, A] float32, the target pi' (0 on illegal actions)
   ret: Array  # [N] float32, the lambda-return G from the mover's side
 
 
@@ -129,7 +131,7 @@ class Learner:
     n, a = config.buffer_size, self.game.num_actions
     buffer = Samples(observation=jnp.zeros((n, *shape), jnp.float32),
                      legal_mask=jnp.zeros((n, a), bool), action=jnp.zeros(n, jnp.int32),
-                     policy=jnp.zeros((n, a), jnp.float32), ret=jnp.zeros(n, jnp.float32))
+                     ret=jnp.zeros(n, jnp.float32))
     return KlentState(
         params=params, batch_stats=policy.get("batch_stats", {}), q_params=q_params,
         q_batch_stats=q.get("batch_stats", {}),
@@ -169,22 +171,30 @@ class Learner:
     _, bootstrap = self.eval_fn(policy_vars, games.observation)
     return games, plies, bootstrap
 
-  def chunk_targets(self, plies: Plies, bootstrap: Array) -> tuple[Array, Array]:
-    """`(policy [T, B, A], returns [T, B])`: pi' and the lambda-returns of a chunk."""
+  def chunk_returns(self, plies: Plies, bootstrap: Array) -> Array:
+    """`[T, B]` the lambda-returns of a chunk, each from its ply's mover's side."""
     config = self.config
-    returns = targets.lambda_returns(plies.value, plies.reward, plies.done, plies.flip,
-                                     bootstrap, td_lambda=config.td_lambda,
-                                     discount=config.discount)
-    policy = targets.policy_target(plies.log_pi, plies.q, plies.legal_mask, alpha=config.alpha,
-                                   beta=config.beta)
-    return policy, returns
+    return targets.lambda_returns(plies.value, plies.reward, plies.done, plies.flip, bootstrap,
+                                  td_lambda=config.td_lambda, discount=config.discount)
+
+  def target_policy(self, policy_vars: Any, q_vars: Any, observation: Array,
+                    legal_mask: Array) -> Array:
+    """`[b, A]` pi' of `[b]` positions from the policy `policy_vars` and the Q network
+    `q_vars` (constants of the loss: no gradient flows into them)."""
+    logits, _ = self.eval_fn(policy_vars, observation)
+    q = self.q_values(q_vars, observation)
+    config = self.config
+    policy = targets.policy_target(nets.masked_log_softmax(logits, legal_mask), q, legal_mask,
+                                   alpha=config.alpha, beta=config.beta)
+    return jax.lax.stop_gradient(policy)
 
   # -- Loss and SGD -----------------------------------------------------------------------------
 
-  def loss(self, params: dict, batch_stats: dict, batch: Samples) -> tuple[Array, tuple]:
+  def loss(self, params: dict, batch_stats: dict, batch: Samples,
+           target_policy: Array) -> tuple[Array, tuple]:
     """The mean loss of a `[b]` batch and `(new batch_stats, terms)`.
 
-    `params`, `batch_stats`: `{"policy": ..., "q": ...}`.
+    `params`, `batch_stats`: `{"policy": ..., "q": ...}`; `target_policy`: `[b, A]` pi'.
     """
     def apply(name):
       variables = _variables(params[name], batch_stats[name])
@@ -196,7 +206,7 @@ class Learner:
 
     (logits, value), policy_stats = apply("policy")
     (q_logits, _), q_stats = apply("q")
-    policy_loss = train.cross_entropy(logits, batch.policy, batch.legal_mask)
+    policy_loss = train.cross_entropy(logits, target_policy, batch.legal_mask)
     value_loss = jnp.square(value - batch.ret)
     q_taken = jnp.take_along_axis(jnp.tanh(q_logits), batch.action[:, None], axis=1)[:, 0]
     q_loss = jnp.square(q_taken - batch.ret)
@@ -215,12 +225,14 @@ class Learner:
                               jnp.maximum(filled, 1))
     params = {"policy": state.params, "q": state.q_params}
     batch_stats = {"policy": state.batch_stats, "q": state.q_batch_stats}
+    previous = self.variables(state), _variables(state.q_params, state.q_batch_stats)
 
     def step(carry, idx):
       params, batch_stats, opt_state = carry
       batch = jax.tree.map(lambda x: x[idx], state.buffer)
+      target_policy = self.target_policy(*previous, batch.observation, batch.legal_mask)
       (total, (batch_stats, terms)), grads = jax.value_and_grad(self.loss, has_aux=True)(
-          params, batch_stats, batch)
+          params, batch_stats, batch, target_policy)
       updates, opt_state = self.optimizer.update(grads, opt_state, params)
       return (optax.apply_updates(params, updates), batch_stats, opt_state), {
           "loss": total, "grad_norm": _norm(grads), **terms}
@@ -248,15 +260,15 @@ class Learner:
     # -- Self-play with the current policy, no search.
     games, plies, bootstrap = self.play(state, play_key)
 
-    # -- Targets: pi' from pi_k and Q_k, lambda-returns from V_k.
-    policy, returns = self.chunk_targets(plies, bootstrap)
+    # -- Value targets: lambda-returns bootstrapped from V_k. (pi' is computed at SGD time.)
+    returns = self.chunk_returns(plies, bootstrap)
 
     # -- Into the buffer, over its oldest rows.
     def flat(x):
       return x.reshape((-1,) + x.shape[2:])
 
     new = Samples(observation=flat(plies.observation), legal_mask=flat(plies.legal_mask),
-                  action=flat(plies.action), policy=flat(policy), ret=flat(returns))
+                  action=flat(plies.action), ret=flat(returns))
     count = new.action.shape[0]
     rows = (state.written + jnp.arange(count)) % config.buffer_size
     buffer = jax.tree.map(lambda b, n: b.at[rows].set(n), state.buffer, new)
@@ -270,6 +282,9 @@ class Learner:
     pi = jnp.exp(plies.log_pi)
     legal = plies.legal_mask
     entropy = -jnp.sum(jnp.where(legal, pi * plies.log_pi, 0.0), axis=-1)
+    # How far this chunk's pi' moves from pi_k: KL(pi' || pi_k) over the positions played.
+    policy = targets.policy_target(plies.log_pi, plies.q, legal, alpha=config.alpha,
+                                   beta=config.beta)
     log_target = jnp.log(jnp.maximum(policy, 1e-30))
     target_kl = jnp.sum(jnp.where(legal & (policy > 0), policy * (log_target - plies.log_pi),
                                   0.0), axis=-1)

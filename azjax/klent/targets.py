@@ -1,8 +1,9 @@
 """KLENT's targets as pure functions: the regularised policy target and the lambda-returns.
 
 The policy improvement step (Ota et al. 2026, "Resource-Efficient Model-Free Reinforcement
-Learning for Board Games", the regularised policy optimisation of its method section) solves,
-in each state, over the distributions `p` on the legal actions,
+Learning for Board Games": the regularised policy optimisation it names; docs/klent.md says what
+of the paper could be read) solves, in each state, over the distributions `p` on the legal
+actions,
 
     max_p  E_{a~p}[Q(s, a)]  -  beta * KL(p || pi(.|s))  +  alpha * H(p)
 

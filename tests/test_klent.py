@@ -171,3 +171,25 @@ def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
   states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
   actions = np.asarray(agent.act(states, jax.random.key(1)))
   assert np.all(np.asarray(states.legal_action_mask)[np.arange(2), actions])
+
+
+def test_the_klent_command(capsys, monkeypatch):
+  import sys
+
+  from azjax.cli import main as cli
+
+  monkeypatch.setattr(sys, "argv", ["/usr/local/bin/azjax", "klent", "--help"])
+  with pytest.raises(SystemExit) as info:
+    cli.main(["klent", "--help"])
+  assert info.value.code == 0 and capsys.readouterr().out.startswith("usage: azjax klent")
+  assert cli.main(["klent", "connect_four", "--print-config", "--set", "alpha=0.1",
+                   "--minutes", "3"]) == 0
+  out = capsys.readouterr().out
+  assert "game = 'connect_four'" in out and "alpha = 0.1" in out and "minutes = 3.0" in out
+  for argv, why in ((["--set", "alfa=0.1"], "did you mean alpha?"),
+                    (["--set", "sgd_steps=two"], "must be an integer"),
+                    (["--set", "game=connect_four"], "this command trains tic_tac_toe"),
+                    (["--set", "alpha=0", "--set", "beta=0"], "cannot both be 0")):
+    with pytest.raises(SystemExit) as info:
+      cli.main(["klent", "tic_tac_toe", "--print-config", *argv])
+    assert info.value.code == 2 and why in capsys.readouterr().err, argv

@@ -43,6 +43,8 @@ COMMANDS: dict[str, Command] = {
                       "learning its evaluation", "GAME"),
     "slider": Command("azjax.cli.slider:main", "Slider: TD-Leaf or AlphaZero (aliases of "
                       "tdleaf slider, train slider), scores against the hand-written evaluation"),
+    "klent": Command("azjax.cli.klent:main", "train a KLENT agent for GAME: search-free "
+                     "self-play, regularised policy targets", "GAME"),
     "efficiency": Command("azjax.cli.efficiency:main", "learning curves of runs against perfect "
                           "play"),
 }

@@ -5,6 +5,8 @@ lambda-returns for the value targets. docs/klent.md describes it as implemented.
     targets.py   the closed-form policy target and the lambda-returns (pure functions)
     config.py    `KlentConfig`, its settings declared by section
     learner.py   `Learner`: the jitted iteration and its `KlentState`
+    runs.py      `train(config, run_dir)`: a run on the one outer loop (`azjax klent GAME`);
+                 imported on its own (`from azjax.klent import runs`), as it pulls in the loop
 """
 
 from azjax.klent.config import CONFIG_FILE, KlentConfig

@@ -20,7 +20,7 @@ from typing import Any
 from azjax.evaluate.evaluators import SolverEvaluator
 from azjax.klent.config import CONFIG_FILE, KlentConfig
 from azjax.klent.learner import Learner
-from azjax.runs import checkpoint, loop
+from azjax.runs import checkpoint, driver, loop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,9 +61,10 @@ def train(config: KlentConfig, run_dir: str | Path, *, resume: bool = False,
       raise ValueError(f"--resume: the settings differ from {run_dir}/{CONFIG_FILE}: "
                        + ", ".join(f"{k}: saved {getattr(saved, k)!r}, now "
                                    f"{getattr(config, k)!r}" for k in diff))
-  elif is_run(run_dir) or (run_dir / checkpoint.CONFIG_FILE).exists():
-    raise ValueError(f"{run_dir} holds a run; continue it with --resume or choose another "
-                     "directory (nothing was changed)")
+  elif is_run(run_dir) or driver.run_files(run_dir):
+    held = ", ".join(([CONFIG_FILE] if is_run(run_dir) else []) + driver.run_files(run_dir))
+    raise ValueError(f"{run_dir} holds a run ({held}); continue it with --resume or choose "
+                     "another directory (nothing was changed)")
   learner = Learner(config)
   player = Player(config.player_config(), learner.game, learner.model)
   solver = SolverEvaluator(player) if config.solver_every else None  # Fails before writing.

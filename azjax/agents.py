@@ -466,16 +466,18 @@ KINDS["human"] = Kind("human", "a person at the board (play only)", plays="human
 # -- Trained agents --------------------------------------------------------------------------------
 
 
-def load_network(run_dir: str, *, compute_dtype: str | None = None):
+def load_network(run_dir: str, *, compute_dtype: str | None = None, config: Any = None):
   """`(config, env, model, abstract variables)` of a run directory, without loading weights
   (`azjax.runs.checkpoint.load_model(run_dir, abstract, step=...)` reads them); for callers that
   build many players over one network shape, e.g. every snapshot of a run. The compute dtype
   defaults to float32 on a CPU (XLA:CPU emulates bfloat16 convolutions, some 50x slower), else
-  the run's. A run's trained player, of any kind, is `azjax.runs.load`."""
+  the run's. A run's trained player, of any kind, is `azjax.runs.load`. `config`: the
+  `azjax.config.Config` that describes the network, for a kind of run whose settings are not a
+  config.json (KLENT's `player_config`); default: the run's config.json."""
   from azjax import games, nets
   from azjax.runs import checkpoint
 
-  config = checkpoint.read_config(run_dir)
+  config = checkpoint.read_config(run_dir) if config is None else config
   env = games.make(config.game, **config.game_kwargs())
   net_config = config.net_config()
   if compute_dtype is None and jax.default_backend() == "cpu":

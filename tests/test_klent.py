@@ -150,16 +150,16 @@ def test_tiny_iteration_trains_and_resumes_exactly(tmp_path):
 def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
   import dataclasses
 
-  from azjax import agents
+  from azjax import runs as all_runs
   from azjax.klent import runs
 
   config = dataclasses.replace(TINY, iterations=2, checkpoint_every=1, eval_every=0,
                                eval_games=0, minutes=0.0)
   run_dir = tmp_path / "klent"
   assert runs.train(config, run_dir, progress=False, log=lambda m: None).iterations == 2
-  with pytest.raises(ValueError, match="holds a run"):
+  with pytest.raises(ValueError, match="already holds a run"):
     runs.train(config, run_dir, progress=False)
-  with pytest.raises(ValueError, match="differ"):
+  with pytest.raises(ValueError, match="alpha"):
     runs.train(dataclasses.replace(config, alpha=0.5), run_dir, resume=True, progress=False)
   more = dataclasses.replace(config, iterations=3)
   assert runs.train(more, run_dir, resume=True, progress=False, log=lambda m: None
@@ -167,7 +167,9 @@ def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
   rows = [r["iteration"] for r in runs.loop.read_metrics(run_dir)]
   assert rows == [1, 2, 3]
   assert (run_dir / "klent.json").exists() and (run_dir / "model").is_dir()
-  env, agent = agents.load(str(run_dir), simulations=4)
+  assert all_runs.kind_of(run_dir).name == "klent"
+  assert all_runs.players(run_dir).snapshots == (1, 2, 3)
+  env, agent = all_runs.load(str(run_dir), simulations=4)
   states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
   actions = np.asarray(agent.act(states, jax.random.key(1)))
   assert np.all(np.asarray(states.legal_action_mask)[np.arange(2), actions])

@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--resume", action="store_true",
                       help="continue the run in --run-dir (only --minutes and --iterations "
                       "may change)")
+  parser.add_argument("--overwrite", action="store_true",
+                      help="replace the run in --run-dir (its training outputs are removed)")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="a KLENT setting (repeatable; --print-config "
                       "lists them)")
@@ -70,7 +72,8 @@ def main(argv: list[str] | None = None) -> None:
   from azjax.runs.loop import NaNLossError
 
   try:
-    result = runs.train(config, run_dir, resume=args.resume, progress=not args.no_progress)
+    result = runs.train(config, run_dir, resume=args.resume, overwrite=args.overwrite,
+                        progress=not args.no_progress)
   except (ValueError, FileNotFoundError, NaNLossError) as err:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)

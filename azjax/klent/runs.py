@@ -1,94 +1,132 @@
-"""KLENT training runs on the one outer loop (`azjax.runs.loop.train`): progress, Ctrl-C with a
-checkpoint, the NaN stop, resume with the metrics pruned, plots, snapshots in `models/<it>`,
-and the same evaluations as an AlphaZero run (the policy network with the evaluation search
-against random and rollout MCTS, and on solved games its mistakes raw and searched).
+"""KLENT training runs on the one outer loop (`azjax.runs.loop.train` with KLENT's `Learning`),
+and KLENT's run kind (`KIND`, a line of `azjax.runs.kinds`).
 
-A KLENT run directory holds `klent.json` (its settings, `KlentConfig`) and `config.json`, the
-AlphaZero `Config` of its network and evaluation player (`KlentConfig.player_config`): the
-policy network is an ordinary (logits, value) network, so `azjax.agents.load`, `azjax
-evaluate` and `azjax play` read it as they read any run's. `klent.json` is what marks the
-directory as KLENT's (a run-kind registry should look for it before `config.json`).
+A run directory holds `klent.json` (its settings, `KlentConfig`), which marks it as KLENT's,
+and what every run writes: metrics, plots, checkpoints, `models/<iteration>` and `model/`.
+Its player is the policy network, an ordinary (logits, value) network: it is loaded, searched
+and scored as an AlphaZero run's is (`azjax.runs.alphazero`), from the AlphaZero `Config` that
+describes it (`KlentConfig.player_config`), so evaluate and play need nothing of their own.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
-from azjax.evaluate.evaluators import SolverEvaluator
+from azjax.evaluate.evaluators import Evaluator, SolverEvaluator
 from azjax.klent.config import CONFIG_FILE, KlentConfig
-from azjax.klent.learner import Learner
-from azjax.runs import checkpoint, driver, loop
+from azjax.klent.learner import KlentState, Learner
+from azjax.runs import alphazero, checkpoint, layout, loop
+from azjax.runs.base import RunKind
 
 
 @dataclasses.dataclass(frozen=True)
 class Player:
-  """What the loop and the evaluators read of a run's static parts (as of a `Trainer`): the
-  player config, the game and the network module."""
+  """What the evaluators read of a run's static parts (as of a `Trainer`): the player config,
+  the game and the network module."""
 
   config: Any  # azjax.config.Config
   game: Any
   model: Any
 
 
-def is_run(run_dir: str | Path) -> bool:
-  """Whether `run_dir` holds a KLENT run."""
-  return (Path(run_dir) / CONFIG_FILE).exists()
-
-
-def train(config: KlentConfig, run_dir: str | Path, *, resume: bool = False,
-          progress: bool = True, max_iterations: int | None = None,
-          log=print) -> loop.LoopResult:
-  """Trains a KLENT run in `run_dir` (new, or continued with `resume`; only `minutes` and
-  `iterations` may change then). Returns the loop's result.
+def learning(learner: Learner) -> loop.Learning:
+  """What the outer loop needs of a KLENT run: its settings, the policy network as its
+  variables, its counters, and the AlphaZero run's evaluations of that network (against
+  random and rollout MCTS with the evaluation search; the solver benchmark raw and searched).
 
   Raises:
-    ValueError: a new run where a run is, a resume where no KLENT run is, a resume whose
-      settings differ, or `solver_every` for a game without a solver benchmark (nothing is
-      written then).
+    ValueError: `solver_every` for a game without a solver benchmark.
+  """
+  config = learner.config
+  player = Player(config.player_config(), learner.game, learner.model)
+  evaluator = Evaluator(player) if config.eval_every and config.eval_games else None
+  solver = SolverEvaluator(player) if config.solver_every else None
+
+  def counters(state: KlentState) -> dict[str, Any]:
+    return {"iteration": state.iteration, "positions": state.positions,
+            "games": state.games_finished, "sgd_steps": state.sgd_steps}
+
+  return loop.Learning(settings=config, variables=Learner.variables, counters=counters,
+                       evaluate=None if evaluator is None else evaluator.evaluate,
+                       solver=solver)
+
+
+def train(config: KlentConfig, run_dir: str | os.PathLike, *, resume: bool = False,
+          overwrite: bool = False, progress: bool = True, max_iterations: int | None = None,
+          log=print) -> loop.LoopResult:
+  """Trains a KLENT run in `run_dir` (new, continued with `resume`: only `minutes` and
+  `iterations` may change; or replacing the run there with `overwrite`). Returns the loop's
+  result.
+
+  Raises:
+    ValueError: the directory's rules (`azjax.runs.layout.check_run_dir`), or `solver_every`
+      for a game without a solver benchmark (nothing is written then).
+    NaNLossError: the loss became NaN; the last good checkpoint is kept.
   """
   run_dir = Path(run_dir)
   config = config.validate()
-  if resume:
-    if not is_run(run_dir):
-      raise ValueError(f"{run_dir}: no KLENT run to resume (no {CONFIG_FILE})")
-    saved = KlentConfig.load(run_dir)
-    diff = [k for k in dataclasses.asdict(config) if k not in ("minutes", "iterations")
-            and getattr(saved, k) != getattr(config, k)]
-    if diff:
-      raise ValueError(f"--resume: the settings differ from {run_dir}/{CONFIG_FILE}: "
-                       + ", ".join(f"{k}: saved {getattr(saved, k)!r}, now "
-                                   f"{getattr(config, k)!r}" for k in diff))
-  elif is_run(run_dir) or driver.run_files(run_dir):
-    held = ", ".join(([CONFIG_FILE] if is_run(run_dir) else []) + driver.run_files(run_dir))
-    raise ValueError(f"{run_dir} holds a run ({held}); continue it with --resume or choose "
-                     "another directory (nothing was changed)")
+  layout.check_run_dir(run_dir, config, resume=resume, overwrite=overwrite,
+                       settings=CONFIG_FILE, saved=KlentConfig.load)
   learner = Learner(config)
-  player = Player(config.player_config(), learner.game, learner.model)
-  solver = SolverEvaluator(player) if config.solver_every else None  # Fails before writing.
-
+  learn = learning(learner)  # Loads the solver's positions: fails before writing.
   # -- Every check passed: from here on the run writes.
+  if overwrite:
+    removed = layout.clear_run(run_dir, CONFIG_FILE)
+    if removed:
+      log(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
   run_dir.mkdir(parents=True, exist_ok=True)
   config.save(run_dir)
-  checkpoint.write_config(run_dir, player.config)
   mngr = checkpoint.manager(run_dir)
   state = learner.init()
   have_checkpoint = False
-  if resume and mngr.latest_step() is not None:
-    state, _, step = checkpoint.restore_intact(
-        mngr, state, log=lambda m: print(f"warning: {m}", file=sys.stderr))
-    have_checkpoint = True
-    log(f"resumed {run_dir} at iteration {step}")
-  iteration = int(state.iteration)
-  loop.prune_metrics(run_dir, iteration)
-  earlier = [r for r in loop.read_metrics(run_dir) if r.get("iteration", 0) <= iteration]
-  run = loop.RunOutput(
-      run_dir=run_dir, manager=mngr, writer=loop.MetricsWriter(run_dir),
-      last_saved=iteration, have_checkpoint=have_checkpoint,
-      seconds_before=float(earlier[-1].get("seconds", 0.0)) if iteration and earlier else 0.0)
-  with loop.stop_on_interrupt(log=log) as interrupted:
-    return loop.train(learner.iteration, state, [run], player, solver_evaluator=solver,
-                      max_iterations=max_iterations, interrupted=interrupted,
-                      progress=progress, desc="klent", log=log)
+  if resume:
+    if mngr.latest_step() is None:
+      log(f"{run_dir} holds {CONFIG_FILE} but no checkpoint: the run starts from iteration 0")
+    else:
+      state, _, step = checkpoint.restore_intact(mngr, state, log=log)
+      have_checkpoint = True
+      log(f"resumed {run_dir} at iteration {step}")
+    loop.prune_metrics(run_dir, int(state.iteration))
+  it = int(state.iteration)
+  run = loop.RunOutput(run_dir=run_dir, manager=mngr, writer=loop.MetricsWriter(run_dir),
+                       last_saved=it, have_checkpoint=have_checkpoint,
+                       seconds_before=loop.seconds_before(run_dir, it))
+  with loop.stop_on_interrupt(log) as interrupted:
+    return loop.train(learner.iteration, state, [run], learn, max_iterations=max_iterations,
+                      interrupted=interrupted, progress=progress, desc="klent", log=log)
+
+
+# -- The run kind --------------------------------------------------------------------------------
+
+
+def player_config(run_dir: str | os.PathLike):
+  """The AlphaZero `Config` of a KLENT run's network and evaluation player."""
+  return KlentConfig.load(run_dir).player_config()
+
+
+def game(run_dir: str | os.PathLike):
+  return KlentConfig.load(run_dir).make_env()
+
+
+def load(run_dir: str, **options: Any):
+  """The run's policy network as a player, as an AlphaZero run's (`azjax.runs.load`'s options)."""
+  return alphazero.load(run_dir, config=player_config(run_dir), **options)
+
+
+def solver_scorer(run_dir: Path, positions: Any, simulations: tuple[int, ...], *,
+                  batch_size: int | None = None):
+  return alphazero.solver_scorer(run_dir, positions, simulations, batch_size=batch_size,
+                                 config=player_config(run_dir))
+
+
+def is_run(run_dir: str | os.PathLike) -> bool:
+  """Whether `run_dir` holds a KLENT run."""
+  return KIND.recognises(run_dir)
+
+
+KIND = RunKind(name="klent", summary="a policy-value network trained without search",
+               read_config=KlentConfig.load, game=game, load=load,
+               solver_scorer=solver_scorer, play_kind="az")

@@ -23,12 +23,15 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
          raw_policy: bool = False, step: int | None = None,
          compute_dtype: str | None = None, alphabeta_depth: int | None = None,
          alphabeta_width: int | None = agents.NETWORK_ALPHABETA_WIDTH,
-         game_options: dict | None = None) -> tuple[base.Game, agents.Agent]:
-  """The network of an AlphaZero run as a player (see `azjax.runs.load`)."""
+         game_options: dict | None = None, config: Any = None
+         ) -> tuple[base.Game, agents.Agent]:
+  """The network of an AlphaZero run as a player (see `azjax.runs.load`); `config`: its
+  `Config` where the run has no config.json (`agents.load_network`)."""
   if game_options:
     raise ValueError(f"{run_dir}: an AlphaZero network plays the variant it was trained on; "
                      f"game options {game_options} apply to TD-Leaf runs only")
-  config, env, model, abstract = agents.load_network(run_dir, compute_dtype=compute_dtype)
+  config, env, model, abstract = agents.load_network(run_dir, compute_dtype=compute_dtype,
+                                                     config=config)
   variables = checkpoint.load_model(run_dir, abstract, step=step)
   label = f"{config.game}:{run_dir}".rstrip("/") + ("" if step is None else f"@{step}")
   if raw_policy:
@@ -51,13 +54,13 @@ def load(run_dir: str, *, simulations: int = 64, algorithm: str | None = None,
 
 
 def solver_scorer(run_dir: Path, positions: Any, simulations: tuple[int, ...], *,
-                  batch_size: int | None = None):
+                  batch_size: int | None = None, config: Any = None):
   """The raw policy ("policy", for 0) and the search ("search<s>") of the run's network on
   `positions`, compiled once for every snapshot (`azjax.solver.benchmark.SolverBenchmark`,
   `batch_size` positions at a time; default its own), with the run's own search settings."""
   from azjax.solver import benchmark as solver_benchmark
 
-  config, env, model, abstract = agents.load_network(str(run_dir))
+  config, env, model, abstract = agents.load_network(str(run_dir), config=config)
   batching = {} if batch_size is None else {"batch_size": batch_size}
   bench = solver_benchmark.SolverBenchmark(env, model, positions, simulations=simulations,
                                            search_config=config.search_config(), **batching)

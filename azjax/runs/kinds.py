@@ -14,11 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from azjax.klent import runs as klent_runs
 from azjax.runs import alphazero
 from azjax.runs.base import Players, RunKind
 from azjax.tdleaf import runs as tdleaf_runs
 
-KINDS: dict[str, RunKind] = {kind.name: kind for kind in (alphazero.KIND, tdleaf_runs.KIND)}
+KINDS: dict[str, RunKind] = {kind.name: kind for kind in (alphazero.KIND, tdleaf_runs.KIND,
+                                                          klent_runs.KIND)}
 
 
 def kind_of(run_dir: str | os.PathLike) -> RunKind:

@@ -173,6 +173,11 @@ def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
   states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
   actions = np.asarray(agent.act(states, jax.random.key(1)))
   assert np.all(np.asarray(states.legal_action_mask)[np.arange(2), actions])
+  # Play's engines read its network as an AlphaZero run's.
+  from azjax import play
+
+  assert all_runs.network_config(run_dir).game == "tic_tac_toe"
+  assert play._load_network(run_dir).model is not None
 
 
 def test_the_klent_command(capsys, monkeypatch):

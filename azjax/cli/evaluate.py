@@ -509,7 +509,8 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   (`tournament.snapshot_matches`)."""
   run_dir = Path(args.checkpoint)
   try:
-    config, env, model, abstract = agents.load_network(str(run_dir))
+    config, env, model, abstract = agents.load_network(
+        str(run_dir), config=runs.network_config(run_dir))
     anchors = [anchor(args, env, spec) for spec in args.opponents.split(",")]
     if any(isinstance(a, tournament.OpenSpielMCTS) for a in anchors):
       azjax_kinds = [k for k in tournament.OPPONENT_KINDS if agents.KINDS[k].plays == "jax"]

@@ -129,4 +129,4 @@ def is_run(run_dir: str | os.PathLike) -> bool:
 
 KIND = RunKind(name="klent", summary="a policy-value network trained without search",
                read_config=KlentConfig.load, game=game, load=load,
-               solver_scorer=solver_scorer, play_kind="az")
+               solver_scorer=solver_scorer, play_kind="az", network_config=player_config)

@@ -177,9 +177,11 @@ class _Network:
 def _load_network(run_dir: str | Path) -> _Network:
   """The trained network of `run_dir`, computing in float32 on a CPU as `azjax.runs.load`
   does (XLA:CPU emulates bfloat16 convolutions)."""
+  from azjax import runs
   from azjax.runs import checkpoint
 
-  config, _, model, abstract = agents.load_network(str(run_dir))
+  config, _, model, abstract = agents.load_network(str(run_dir),
+                                                   config=runs.network_config(run_dir))
   return _Network(config, model, checkpoint.load_model(str(run_dir), abstract),
                   _relative(Path(run_dir)))
 

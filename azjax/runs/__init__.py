@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-_REGISTRY = ("KINDS", "kind_of", "is_run", "load", "players", "run_game", "solver_scorer")
+_REGISTRY = ("KINDS", "kind_of", "is_run", "load", "players", "run_game", "solver_scorer",
+             "network_config")
 
 
 def __getattr__(name: str) -> Any:

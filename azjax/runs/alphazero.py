@@ -69,4 +69,5 @@ def solver_scorer(run_dir: Path, positions: Any, simulations: tuple[int, ...], *
 
 KIND = RunKind(name="alphazero", summary="a policy-value network with search",
                read_config=checkpoint.read_config, game=game, load=load,
-               solver_scorer=solver_scorer, play_kind="az")
+               solver_scorer=solver_scorer, play_kind="az",
+               network_config=checkpoint.read_config)

@@ -57,6 +57,9 @@ class RunKind:
     a command shows as progress.
   play_kind: the kind of player (`azjax.agents` or play's own) that plays its runs in
     `azjax play`: "az", "tdleaf".
+  network_config: for kinds whose player is a policy-value network (AlphaZero, KLENT), the
+    `azjax.config.Config` that describes it and its evaluation search, from the run
+    directory; None for the others (TD-Leaf).
   """
 
   name: str
@@ -66,6 +69,7 @@ class RunKind:
   load: Callable[..., tuple["Game", "Agent"]]
   solver_scorer: Callable[..., tuple[Any, SolverScore]]
   play_kind: str
+  network_config: Callable[[Path], Any] | None = None
 
   @property
   def settings_file(self) -> str:

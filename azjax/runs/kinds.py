@@ -75,6 +75,21 @@ def load(run_dir: str | os.PathLike, **options: Any):
   return kind_of(run_dir).load(str(run_dir), **options)
 
 
+def network_config(run_dir: str | os.PathLike):
+  """The `azjax.config.Config` of a run's policy-value network (AlphaZero's config.json,
+  KLENT's `player_config`): what `azjax.agents.load_network(run_dir, config=...)` builds.
+
+  Raises:
+    FileNotFoundError: the directory holds no run.
+    ValueError: its kind's player is not a policy-value network (TD-Leaf).
+  """
+  kind = kind_of(run_dir)
+  if kind.network_config is None:
+    raise ValueError(f"{run_dir}: a {kind.name} run's player is {kind.summary}, not a "
+                     "policy-value network")
+  return kind.network_config(Path(run_dir))
+
+
 def players(run_dir: str | os.PathLike) -> Players:
   """The run's players: its final network and its snapshots."""
   return kind_of(run_dir).players(run_dir)

@@ -192,9 +192,9 @@ def test_the_klent_command(capsys, monkeypatch):
   assert cli.main(["klent", "connect_four", "--print-config", "--set", "alpha=0.1",
                    "--minutes", "3"]) == 0
   out = capsys.readouterr().out
-  assert "game = 'connect_four'" in out and "alpha = 0.1" in out and "minutes = 3.0" in out
-  for argv, why in ((["--set", "alfa=0.1"], "did you mean alpha?"),
-                    (["--set", "sgd_steps=two"], "must be an integer"),
+  assert 'game = "connect_four"' in out and "alpha = 0.1" in out and "minutes = 3.0" in out
+  for argv, why in ((["--set", "alfa=0.1"], "did you mean alpha"),
+                    (["--set", "sgd_steps=two"], "sgd_steps: expected int"),
                     (["--set", "game=connect_four"], "this command trains tic_tac_toe"),
                     (["--set", "alpha=0", "--set", "beta=0"], "cannot both be 0")):
     with pytest.raises(SystemExit) as info:

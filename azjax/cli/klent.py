@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     if config.game != args.game:
       raise ConfigError(f"klent: --set game={config.game}: this command trains {args.game}; "
                         f"give the game as GAME", "game")
-  except (ConfigError, FileNotFoundError) as err:
+  except (ValueError, FileNotFoundError) as err:  # ConfigError is a ValueError
     print(f"error: {err}", file=sys.stderr)
     sys.exit(2)
   if args.print_config:

@@ -11,11 +11,11 @@ the paper trains pgx games on GPUs with far larger batches.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import math
 from pathlib import Path
 
+from azjax import config as config_lib
 from azjax import games, nets
 from azjax.config import Config
 from azjax.config.fields import (
@@ -160,41 +160,19 @@ class KlentConfig:
         solver_every=self.solver_every).validate()
 
   def override(self, pairs: list[str]) -> "KlentConfig":
-    """This config with `key=value` settings over it (values parsed as the field's type),
+    """This config with `key=value` settings over it, parsed and checked by the config system
+    (`azjax.config.override`: plain or dotted keys, the nearest name for an unknown one), then
     validated.
 
     Raises:
-      ConfigError: an unknown key (with the nearest one), a value of the wrong type, or a
-        value `validate` refuses.
+      ValueError: an unknown key, a value of the wrong type, or a value `validate` refuses.
     """
-    fields = {f.name: f for f in dataclasses.fields(self)}
-    changes = {}
-    for pair in pairs:
-      key, sep, text = pair.partition("=")
-      key = key.strip().rpartition(".")[2]  # "klent.alpha" and "alpha" name one field
-      if not sep or key not in fields:
-        close = difflib.get_close_matches(key, fields, n=1)
-        raise ConfigError(f"klent: --set {pair!r}: no such setting" + (
-            f" (did you mean {close[0]}?)" if close else ""), key)
-      kind = type(fields[key].default)
-      try:
-        changes[key] = kind(text) if kind is not int else int(text)
-      except ValueError:
-        what = {int: "an integer", float: "a number"}.get(kind, kind.__name__)
-        raise ConfigError(f"klent: --set {pair!r}: {key} must be {what}", key) from None
-    return dataclasses.replace(self, **changes).validate()
+    return config_lib.override(self, config_lib.parse_overrides(pairs)).validate()
 
   def describe(self) -> str:
-    """Every setting, by section, with its value and help (`azjax klent --print-config`)."""
-    lines, section = [], None
-    for field in dataclasses.fields(self):
-      meta = field.metadata
-      if meta["section"] is not section:
-        section = meta["section"]
-        lines.append(f"[{section.name}]  {section.title}")
-      unit = f" ({meta['unit']})" if meta["unit"] else ""
-      lines.append(f"  {field.name} = {getattr(self, field.name)!r}  # {meta['help']}{unit}")
-    return "\n".join(lines)
+    """Every setting, by section, with its value and help, as the TOML `--config` reads
+    (`azjax klent --print-config`)."""
+    return config_lib.to_toml(self)
 
   def net_config(self) -> nets.NetConfig:
     return nets.NetConfig(kind=self.net, channels=self.channels, blocks=self.blocks,

@@ -345,7 +345,7 @@ def test_paths_split_into_moves():
 
 # Files whose module-level code is configuration data (defaults, presets, the command table).
 DATA_FILES = ("azjax/config/presets.py", "azjax/config/fields.py", "azjax/tdleaf/config.py",
-              "azjax/cli/main.py")
+              "azjax/klent/config.py", "azjax/cli/main.py")
 
 
 def test_no_game_name_outside_its_game():
@@ -354,9 +354,9 @@ def test_no_game_name_outside_its_game():
   The rule, over the Python files of azjax/ and experiments/: a string literal whose whole value
   is a registered game's name (`"checkers"`, as in a dict key or an `env.name == ...` test) may
   appear only in azjax/games/ (the games and the registry), in azjax/config/ outside its
-  functions (Config's defaults and the PRESETS: configurations are data; the same for
-  azjax/tdleaf/config.py's Config and the command table of azjax/cli/main.py), and in a game's own
-  entry script, experiments/<game>.py or azjax/cli/<game>.py (Slider's command). Prose that
+  functions (Config's defaults and the PRESETS: configurations are data; the same for the
+  configs of azjax/tdleaf/config.py and azjax/klent/config.py and the command table of
+  azjax/cli/main.py), and in a game's own entry script, experiments/<game>.py or azjax/cli/<game>.py (Slider's command). Prose that
   mentions a game (docstrings, messages, `>>>` examples) is not a literal equal to the name and
   is allowed.
   """

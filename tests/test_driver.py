@@ -74,6 +74,28 @@ def test_cli_resume_starts_from_the_saved_config(tmp_path, capsys):
   assert "does not exist" in capsys.readouterr().err
 
 
+def test_bare_resume_says_it_gives_the_saved_budget_again(tmp_path, capsys, monkeypatch):
+  """`--resume` without `--minutes` trains up to the run's saved minutes more, and says so."""
+  from azjax.cli import train as _cli
+  from azjax.runs import driver
+
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  (run_dir / "config.json").write_text(dataclasses.replace(TINY, minutes=7.0).to_json())
+
+  def no_training(*args, **kwargs):  # the message comes before any training
+    raise ValueError("stub: this test trains nothing")
+
+  monkeypatch.setattr(driver, "train_and_evaluate", no_training)
+  with pytest.raises(SystemExit):
+    _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(run_dir)])
+  out = capsys.readouterr().out
+  assert "--resume: up to 7 more training minutes (the run's saved budget" in out
+  with pytest.raises(SystemExit):
+    _cli.main("tic_tac_toe", ["--resume", "--run-dir", str(run_dir), "--minutes", "3"])
+  assert "more training minutes" not in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_gated_run_logs_every_gating_match(tmp_path):
   """Gating runs as its own step after the iteration (azjax.runs.gating): each trained iteration's
@@ -122,8 +144,8 @@ def test_nan_loss_stops_and_keeps_last_checkpoint(tmp_path, monkeypatch):
   train_and_evaluate(config, tmp_path, progress=False, max_iterations=3)
   original = train.Trainer.loss
 
-  def poisoned(self, params, batch_stats, batch):
-    total, aux = original(self, params, batch_stats, batch)
+  def poisoned(self, *args, **kwargs):
+    total, aux = original(self, *args, **kwargs)
     return total * jnp.nan, aux
 
   monkeypatch.setattr(train.Trainer, "loss", poisoned)

@@ -193,6 +193,10 @@ def main(game: str, argv: list[str] | None = None) -> None:
   source = ("its saved config" if args.resume else f"preset {preset_name}"
             + (f" with {args.config}" if args.config else ""))
   print(f"azjax: {game}, {source}, run directory {run_dir}")
+  if args.resume and args.minutes is None and config.minutes:
+    # A bare --resume gives the run its saved budget again, counted from now: say so.
+    print(f"--resume: up to {config.minutes:g} more training minutes (the run's saved budget; "
+          "--minutes N gives another)")
   use_compile_cache(args)  # Before anything compiles: JAX decides once per process.
   from azjax.runs.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:

@@ -356,9 +356,9 @@ def test_no_game_name_outside_its_game():
   appear only in azjax/games/ (the games and the registry), in azjax/config/ outside its
   functions (Config's defaults and the PRESETS: configurations are data; the same for the
   configs of azjax/tdleaf/config.py and azjax/klent/config.py and the command table of
-  azjax/cli/main.py), and in a game's own entry script, experiments/<game>.py or azjax/cli/<game>.py (Slider's command). Prose that
-  mentions a game (docstrings, messages, `>>>` examples) is not a literal equal to the name and
-  is allowed.
+  azjax/cli/main.py), and in a game's own entry script, experiments/<game>.py or
+  azjax/cli/<game>.py (Slider's command). Prose that mentions a game (docstrings, messages,
+  `>>>` examples) is not a literal equal to the name and is allowed.
   """
   root = pathlib.Path(__file__).resolve().parent.parent
   names = set(games.GAMES)

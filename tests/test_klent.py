@@ -118,6 +118,7 @@ TINY = KlentConfig(selfplay_batch=8, selfplay_steps=6, buffer_size=96, min_buffe
                    train_batch=16, sgd_steps=2, hidden=16, value_hidden=8, blocks=1)
 
 
+@pytest.mark.slow
 def test_tiny_iteration_trains_and_resumes_exactly(tmp_path):
   learner = Learner(TINY)
   state = learner.init()
@@ -147,6 +148,7 @@ def test_tiny_iteration_trains_and_resumes_exactly(tmp_path):
   assert logits.shape == (8, 9) and value.shape == (8,)
 
 
+@pytest.mark.slow
 def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
   import dataclasses
 

@@ -18,7 +18,7 @@ from typing import Any
 from azjax.evaluate.evaluators import Evaluator, SolverEvaluator
 from azjax.klent.config import CONFIG_FILE, KlentConfig
 from azjax.klent.learner import KlentState, Learner
-from azjax.runs import alphazero, checkpoint, layout, loop
+from azjax.runs import alphazero, layout, loop, start
 from azjax.runs.base import RunKind
 
 
@@ -73,27 +73,9 @@ def train(config: KlentConfig, run_dir: str | os.PathLike, *, resume: bool = Fal
   learner = Learner(config)
   learn = learning(learner)  # Loads the solver's positions: fails before writing.
   # -- Every check passed: from here on the run writes.
-  if overwrite:
-    removed = layout.clear_run(run_dir, CONFIG_FILE)
-    if removed:
-      log(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
-  run_dir.mkdir(parents=True, exist_ok=True)
-  config.save(run_dir)
-  mngr = checkpoint.manager(run_dir)
-  state = learner.init()
-  have_checkpoint = False
-  if resume:
-    if mngr.latest_step() is None:
-      log(f"{run_dir} holds {CONFIG_FILE} but no checkpoint: the run starts from iteration 0")
-    else:
-      state, _, step = checkpoint.restore_intact(mngr, state, log=log)
-      have_checkpoint = True
-      log(f"resumed {run_dir} at iteration {step}")
-    loop.prune_metrics(run_dir, int(state.iteration))
-  it = int(state.iteration)
-  run = loop.RunOutput(run_dir=run_dir, manager=mngr, writer=loop.MetricsWriter(run_dir),
-                       last_saved=it, have_checkpoint=have_checkpoint,
-                       seconds_before=loop.seconds_before(run_dir, it))
+  state, run = start.open_run(run_dir, learner.init(), settings_file=CONFIG_FILE,
+                              save_settings=config.save, resume=resume, overwrite=overwrite,
+                              log=log)
   with loop.stop_on_interrupt(log) as interrupted:
     return loop.train(learner.iteration, state, [run], learn, max_iterations=max_iterations,
                       interrupted=interrupted, progress=progress, desc="klent", log=log)

@@ -16,7 +16,7 @@ import jax
 
 from azjax import agents, games
 from azjax.games import base
-from azjax.runs import checkpoint, layout, loop
+from azjax.runs import checkpoint, layout, loop, start
 from azjax.runs.base import RunKind
 from azjax.tdleaf.config import CONFIG_FILE, Config
 from azjax.tdleaf.learner import Learner
@@ -91,27 +91,9 @@ def train(config: Config, run_dir: str | os.PathLike, *, resume: bool = False,
   learner = Learner(config)
   solver = solver_scorer(learner) if config.solver_every else None  # Fails before writing.
   # -- Every check passed: from here on the run writes. ---------------------------------------
-  if overwrite:
-    removed = layout.clear_run(run_dir, CONFIG_FILE)
-    if removed:
-      log(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
-  run_dir.mkdir(parents=True, exist_ok=True)
-  config.save(run_dir)
-  state = learner.init(jax.random.key(config.seed))
-  mngr = checkpoint.manager(run_dir)
-  have_checkpoint = False
-  if resume:
-    if mngr.latest_step() is None:
-      log(f"{run_dir} holds {CONFIG_FILE} but no checkpoint: the run starts from iteration 0")
-    else:
-      state, _, step = checkpoint.restore_intact(mngr, state, log=log)
-      have_checkpoint = True
-      log(f"resumed {run_dir} at iteration {step}")
-    loop.prune_metrics(run_dir, int(state.iteration))
-  it = int(state.iteration)
-  run = loop.RunOutput(run_dir=run_dir, manager=mngr, writer=loop.MetricsWriter(run_dir),
-                       last_saved=it, have_checkpoint=have_checkpoint,
-                       seconds_before=loop.seconds_before(run_dir, it))
+  state, run = start.open_run(run_dir, learner.init(jax.random.key(config.seed)),
+                              settings_file=CONFIG_FILE, save_settings=config.save,
+                              resume=resume, overwrite=overwrite, log=log)
 
   @jax.jit
   def step(carry):

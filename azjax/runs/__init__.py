@@ -3,7 +3,8 @@
 `base` (the contract of a kind of run), `kinds` (the registry: `KINDS`, `kind_of`, `load`,
 `run_game`, `players`), `alphazero` (AlphaZero's kind), `layout` (the run directory's files and
 safety rules), `loop` (the outer training loop of every learner: progress, Ctrl-C, NaN stop,
-metrics, plots, compile cache), `driver` (one AlphaZero run, `train_and_evaluate`), `gating`
+metrics, plots, compile cache), `start` (a learner's run directory started or resumed before
+the loop), `driver` (one AlphaZero run, `train_and_evaluate`), `gating`
 (the best-network gate), `checkpoint` (orbax checkpoints and exported parameters), `memory`
 (the shape-only memory check made before anything compiles).
 

@@ -10,8 +10,10 @@ import tiny
 from azjax import files
 from azjax.cli import efficiency
 from azjax.evaluate import curves
+from azjax.evaluate.evaluators import SolverEvaluator
 from azjax.runs.driver import train_and_evaluate
 from azjax.solver import benchmark as solver_benchmark
+from azjax.train import Trainer
 
 # The tests' tiny configuration (tests/tiny.py), with a snapshot every 2 iterations.
 TINY = dataclasses.replace(tiny.TINY, checkpoint_every=2, augment=True, value_target_mix=0.5)
@@ -65,3 +67,19 @@ def test_solver_every_needs_a_benchmark(tmp_path):
   with pytest.raises(ValueError, match="checkers has no solver benchmark"):
     train_and_evaluate(config, tmp_path / "run", progress=False)
   assert not (tmp_path / "run").exists()  # Refused before anything was written.
+
+
+def test_solver_positions_names_the_set_solver_every_scores(tmp_path):
+  """solver_positions picks a packaged set by name; a name the game lacks is refused before
+  anything is written, naming the sets it has."""
+  config = dataclasses.replace(TINY, solver_every=2, solver_positions="strong")
+  with pytest.raises(ValueError, match="tic_tac_toe has no solver benchmark set 'strong'"):
+    train_and_evaluate(config, tmp_path / "run", progress=False)
+  assert not (tmp_path / "run").exists()
+  trainer = Trainer.create(dataclasses.replace(
+      TINY, game="connect_four", net="mlp", solver_every=2, solver_positions="strong"))
+  strong = SolverEvaluator(trainer).bench.positions
+  assert strong.sources[0].startswith("solver: best score") and len(strong.scores) == 1000
+  default = SolverEvaluator(Trainer.create(dataclasses.replace(
+      trainer.config, solver_positions=""))).bench.positions
+  assert default.sources != strong.sources

@@ -252,6 +252,10 @@ class Config:
       0, "iterations between scorings on the game's solver benchmark (mistakes against "
       "perfect play; Connect Four, tic-tac-toe); 0 = never", unit="iterations",
       check=AT_LEAST_0)
+  solver_positions: str = _EVALUATION(
+      "", "the labelled positions solver_every scores on: '' the game's default set, a "
+      "packaged set's name (Connect Four: 'strong', positions that strong play reaches) or a "
+      ".npz file")
 
   augment: bool = _EFFICIENCY(
       False, "train on each sample under a random symmetry of the board (Game.symmetries)")

@@ -68,7 +68,8 @@ class SolverEvaluator:
   def __init__(self, trainer: Any, positions_path: str | None = None):
     config, game = trainer.config, trainer.game
     try:
-      path = solver_benchmark.positions_path(game.name, positions_path)
+      path = solver_benchmark.positions_path(
+          game.name, positions_path or config.solver_positions or None)
     except ValueError as err:
       raise ValueError(f"config solver_every={config.solver_every}: {err}") from None
     except FileNotFoundError as err:

@@ -116,6 +116,9 @@ class KlentConfig:
   solver_every: int = _EVALUATION(
       0, "iterations between scorings on the game's solver benchmark (Connect Four, "
       "tic-tac-toe); 0 = never", unit="iterations", check=AT_LEAST_0)
+  solver_positions: str = _EVALUATION(
+      "", "the labelled positions solver_every scores on: '' the game's default set, a "
+      "packaged set's name ('strong') or a .npz file")
 
   def validate(self) -> "KlentConfig":
     """Returns self, or raises `ConfigError` naming the bad field."""
@@ -157,7 +160,7 @@ class KlentConfig:
         checkpoint_every=self.checkpoint_every, seed=self.seed, eval_every=self.eval_every,
         eval_games=self.eval_games, eval_simulations=self.eval_simulations,
         eval_mcts_simulations=self.eval_mcts_simulations,
-        solver_every=self.solver_every).validate()
+        solver_every=self.solver_every, solver_positions=self.solver_positions).validate()
 
   def override(self, pairs: list[str]) -> "KlentConfig":
     """This config with `key=value` settings over it, parsed and checked by the config system

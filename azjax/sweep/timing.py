@@ -18,7 +18,8 @@ from azjax.sweep import Group, _structure
 # What sets a run's length and its evaluations, not the time of one training iteration (the
 # recorded `GroupTiming.seconds_per_iteration` leaves evaluations and checkpoints out).
 _UNTIMED_KEYS = ("iterations", "minutes", "eval_every", "eval_games", "eval_simulations",
-                 "eval_mcts_simulations", "checkpoint_every", "solver_every")
+                 "eval_mcts_simulations", "checkpoint_every", "solver_every",
+                 "solver_positions")
 
 
 def _timing_key(config: Config) -> Any:

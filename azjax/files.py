@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -25,13 +26,18 @@ def write_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
-  """The rows of a JSONL file, oldest first; a last line cut short by a crash (in the middle
-  of appending it) is skipped.
+  """The rows of a JSONL file (gzip-compressed if its name ends in .gz), oldest first; a last
+  line cut short by a crash (in the middle of appending it) is skipped.
 
   Raises:
     ValueError: another line is not JSON (the message names the file and the line).
   """
-  lines = Path(path).read_text().splitlines()
+  path = Path(path)
+  if path.suffix == ".gz":
+    with gzip.open(path, "rt") as f:
+      lines = f.read().splitlines()
+  else:
+    lines = path.read_text().splitlines()
   rows = []
   for number, line in enumerate(lines, 1):
     if not line.strip():

@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from azjax import arena  # noqa: E402
+from azjax.runs import loop  # noqa: E402
 
 RUN = Path("results/checkers_cpu")
 OPPONENT = "openspiel-mcts1000"
@@ -29,7 +30,7 @@ OPPONENT = "openspiel-mcts1000"
 
 def minutes_at(run: Path) -> dict[int, float]:
   """Training minutes at the end of every iteration of the run."""
-  rows = (json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines())
+  rows = loop.read_metrics(run)
   return {row["iteration"]: row["seconds"] / 60 for row in rows}
 
 

@@ -27,14 +27,14 @@ SLOWER = 1.5  # the preset's machine against this one: 2.85-2.95 s an iteration 
 CURVES = {  # name -> (metrics.jsonl, factor on its minutes, line style)
     "MLP 256x3 (results/connect_four_cpu)": (Path("results/connect_four_cpu/metrics.jsonl"), 1.0,
                                              "-"),
-    "MLP 256x3, 12-minute screening": (HERE / "mlp/screen_12min/metrics.jsonl", 1.0, "-"),
-    "ResNet 32x3 preset (resnet_run), minutes x1.5": (HERE / "resnet_run/metrics.jsonl",
+    "MLP 256x3, 12-minute screening": (HERE / "mlp/screen_12min/metrics.jsonl.gz", 1.0, "-"),
+    "ResNet 32x3 preset (resnet_run), minutes x1.5": (HERE / "resnet_run/metrics.jsonl.gz",
                                                        SLOWER, "--"),
-    "ResNet 32x3 preset (resnet_run), its own minutes": (HERE / "resnet_run/metrics.jsonl", 1.0,
+    "ResNet 32x3 preset (resnet_run), its own minutes": (HERE / "resnet_run/metrics.jsonl.gz", 1.0,
                                                           ":"),
-    "ResNet 32x3, openings up to 36 (this machine)": (HERE / "openings/k36/metrics.jsonl", 1.0,
+    "ResNet 32x3, openings up to 36 (this machine)": (HERE / "openings/k36/metrics.jsonl.gz", 1.0,
                                                       "--"),
-    "ResNet 32x3, Gumbel noise 0.5 (this machine)": (HERE / "gumbel05/metrics.jsonl", 1.0, "--"),
+    "ResNet 32x3, Gumbel noise 0.5 (this machine)": (HERE / "gumbel05/metrics.jsonl.gz", 1.0, "--"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 MARKS = (6, 12, 24, 48, 72, 96, 120)

@@ -11,7 +11,6 @@ and SGD steps), and prints a markdown table at fixed iterations.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import matplotlib
@@ -19,23 +18,25 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from azjax import files  # noqa: E402
+
 HERE = Path("results/efficiency/connect_four")
 CURVES = {  # name -> (file, kind)
     "baseline": (HERE / "baseline.jsonl", "efficiency"),
     "augment+mix+sgd32": (HERE / "augment+mix+sgd32.jsonl", "efficiency"),
-    "augment+mix+sgd32, rerun": (HERE / "rerun/metrics.jsonl", "metrics"),
-    "+ random openings (up to 12), cosine lr": (HERE / "openings/k12_run/metrics.jsonl",
+    "augment+mix+sgd32, rerun": (HERE / "rerun/metrics.jsonl.gz", "metrics"),
+    "+ random openings (up to 12), cosine lr": (HERE / "openings/k12_run/metrics.jsonl.gz",
                                                  "metrics"),
-    "the same with openings of up to 24 moves (20 min)": (HERE / "openings/k24/metrics.jsonl",
+    "the same with openings of up to 24 moves (20 min)": (HERE / "openings/k24/metrics.jsonl.gz",
                                                            "metrics"),
     "openings of up to 24 moves (the ResNet preset, sessions 11-17)": (
-        HERE / "resnet_run/metrics.jsonl", "metrics"),
-    "the preset + playout cap randomisation (48 min)": (HERE / "pcr/metrics.jsonl", "metrics"),
+        HERE / "resnet_run/metrics.jsonl.gz", "metrics"),
+    "the preset + playout cap randomisation (48 min)": (HERE / "pcr/metrics.jsonl.gz", "metrics"),
     # Session 17, on a machine 1.5x slower an iteration: compare these at equal iterations.
-    "openings of up to 36 moves (48 min, slower machine)": (HERE / "openings/k36/metrics.jsonl",
+    "openings of up to 36 moves (48 min, slower machine)": (HERE / "openings/k36/metrics.jsonl.gz",
                                                              "metrics"),
     "the preset, Gumbel noise 0.5 in self-play (52 min, slower machine)": (
-        HERE / "gumbel05/metrics.jsonl", "metrics"),
+        HERE / "gumbel05/metrics.jsonl.gz", "metrics"),
 }
 PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 
@@ -43,8 +44,7 @@ PLAYERS = (("policy", "raw policy"), ("search32", "32 simulations"))
 def read_curve(path: Path, kind: str) -> list[dict]:
   """`[{"iteration", "minutes", "policy", "search32"}]` from one curve file."""
   out = []
-  for line in path.read_text().splitlines():
-    row = json.loads(line)
+  for row in files.read_jsonl(path):
     prefix = "solver/" if kind == "metrics" else ""
     if f"{prefix}policy/mistake_rate" not in row or row["iteration"] == 0:
       continue

@@ -6,8 +6,8 @@ Reads the training logs' `solver/<player>/mistake_rate` (metrics.jsonl, one scor
 iterations) and prints a markdown table, raw policy / 32 simulations (%):
 
     python -m benchmarks.solver_windows --windows 1-300,300-600,600-936 \
-        "the preset"=results/efficiency/connect_four/resnet_run/metrics.jsonl \
-        "openings up to 36"=results/efficiency/connect_four/openings/k36/metrics.jsonl
+        "the preset"=results/efficiency/connect_four/resnet_run/metrics.jsonl.gz \
+        "openings up to 36"=results/efficiency/connect_four/openings/k36/metrics.jsonl.gz
 """
 
 from __future__ import annotations

@@ -274,3 +274,24 @@ def test_export_and_probe_check_their_arguments(module, argv, flag, capsys, tmp_
     main(["--checkpoint", str(tmp_path), *argv])  # Arguments are checked before the run.
   assert info.value.code == 2
   assert flag in capsys.readouterr().err
+
+
+def test_a_records_compressed_metrics_read_as_the_plain_file(tmp_path):
+  """results/efficiency keeps its metrics as metrics.jsonl.gz: read as metrics.jsonl is, the
+  plain file first where both are, and the directory still counts as a run."""
+  import gzip
+
+  from azjax.evaluate import curves
+  from azjax.runs import loop
+
+  rows = [{"iteration": 1, "seconds": 2.0, "positions": 8},
+          {"iteration": 2, "seconds": 5.0, "positions": 16}]
+  with gzip.open(tmp_path / "metrics.jsonl.gz", "wt") as f:
+    f.writelines(json.dumps(r) + "\n" for r in rows)
+  assert layout.metrics_file(tmp_path).name == "metrics.jsonl.gz"
+  assert loop.read_metrics(tmp_path) == rows
+  assert curves.training_seconds(tmp_path) == {1: (2.0, 8), 2: (5.0, 16)}
+  with pytest.raises(ValueError, match="holds a run"):
+    layout.check_run_dir(tmp_path, tiny.TINY)
+  (tmp_path / "metrics.jsonl").write_text(json.dumps(rows[0]) + "\n")
+  assert loop.read_metrics(tmp_path) == rows[:1]

@@ -28,7 +28,7 @@ def training_seconds(run_dir: str | Path) -> dict[int, tuple[float, int]]:
   Runs resumed before the seconds carried over across a resume restart their count at 0; such
   a restart is added to the time before it, so the seconds never go back.
   """
-  path = Path(run_dir) / layout.METRICS_JSONL
+  path = layout.metrics_file(run_dir)
   out, offset, last = {}, 0.0, 0.0
   for row in files.read_jsonl(path) if path.exists() else []:
     if row.get("seconds") in (None, ""):

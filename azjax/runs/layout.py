@@ -4,7 +4,8 @@ Every kind of run (`azjax.runs.kinds`) writes the same layout:
 
     config.json | <learner>.json   the run's settings (AlphaZero's is config.json, TD-Leaf's
                                    tdleaf.json: `settings_file`); it marks the run's kind
-    metrics.jsonl, metrics.csv     one row an iteration (`azjax.runs.loop.MetricsWriter`)
+    metrics.jsonl, metrics.csv     one row an iteration (`azjax.runs.loop.MetricsWriter`);
+                                   a finished record in results/ may hold metrics.jsonl.gz
     checkpoints/<step>/            orbax: the whole training state (`azjax.runs.checkpoint`)
     model/                         the final network (what `azjax.runs.load` reads)
     models/<iteration>/            a snapshot of the network at every checkpoint
@@ -34,6 +35,9 @@ from azjax.config.files import CONFIG_FILE as CONFIG
 METRICS_JSONL = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
 METRICS_FILES = (METRICS_JSONL, METRICS_CSV)
+# The exploratory runs of results/efficiency keep their metrics compressed (a 10th of the size):
+# records that nobody trains on again, read by the same readers (`metrics_file`).
+METRICS_RECORD = METRICS_JSONL + ".gz"
 CHECKPOINTS = "checkpoints"
 MODEL = "model"
 MODELS = "models"
@@ -45,9 +49,17 @@ MATCHES = "matches.jsonl"
 
 # What training writes besides the settings file: a new run is refused where any of it is (a
 # directory counts when it is not empty).
-_TRAINED = (*METRICS_FILES, MODEL, MODELS, CHECKPOINTS)
+_TRAINED = (*METRICS_FILES, METRICS_RECORD, MODEL, MODELS, CHECKPOINTS)
 # Everything else training writes, also removed by `--overwrite`.
 _OUTPUTS = (*PLOTS, TENSORBOARD)
+
+
+def metrics_file(run_dir: str | os.PathLike) -> Path:
+  """The run's metrics: `metrics.jsonl`, or a finished record's `metrics.jsonl.gz` where only
+  that exists (`azjax.files.read_jsonl` reads either)."""
+  path = Path(run_dir) / METRICS_JSONL
+  record = Path(run_dir) / METRICS_RECORD
+  return record if record.exists() and not path.exists() else path
 
 
 def settings_file(learner: str) -> str:

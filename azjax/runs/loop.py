@@ -131,9 +131,10 @@ class MetricsWriter:
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-  """The rows of `run_dir/metrics.jsonl`, oldest first (none without the file); a torn last
-  line is skipped (`azjax.files.read_jsonl`)."""
-  path = Path(run_dir) / layout.METRICS_JSONL
+  """The rows of `run_dir/metrics.jsonl` (or a record's `metrics.jsonl.gz`:
+  `layout.metrics_file`), oldest first (none without the file); a torn last line is skipped
+  (`azjax.files.read_jsonl`)."""
+  path = layout.metrics_file(run_dir)
   return files.read_jsonl(path) if path.exists() else []
 
 

@@ -122,14 +122,23 @@ def test_the_algorithms_know_nothing_of_agents():
 
 @pytest.mark.slow
 def test_every_module_imports_alone():
-  """Each module of the layers this file protects imports first in a fresh interpreter."""
+  """Each module of the layers this file protects imports first, before any other azjax
+  module. One interpreter does them all: it forgets every azjax module between two (the
+  libraries they use stay loaded, since their order is not azjax's business), which is a
+  fresh interpreter for azjax's part and saves seven starts of JAX."""
   modules = ["azjax.alphabeta", "azjax.uct", "azjax.solver", "azjax.search", "azjax.agents",
              "azjax.arena", "azjax.play", "azjax.play.web"]
-  code = "import importlib, sys\nfor m in sys.argv[1:]:\n  importlib.import_module(m)\n"
-  for module in modules:
-    result = subprocess.run([sys.executable, "-c", code, module], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, f"{module}: {result.stderr[-2000:]}"
+  code = ("import importlib, sys\n"
+          "for m in sys.argv[1:]:\n"
+          "  for name in [n for n in sys.modules if n == 'azjax' or n.startswith('azjax.')]:\n"
+          "    del sys.modules[name]\n"
+          "  try:\n"
+          "    importlib.import_module(m)\n"
+          "  except Exception as err:\n"
+          "    sys.exit(f'{m}: {type(err).__name__}: {err}')\n")
+  result = subprocess.run([sys.executable, "-c", code, *modules], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+  assert result.returncode == 0, result.stderr[-2000:]
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ Two markers make the tiers (README.md, "Developing"):
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 # Tests compile far more than they run: without LLVM's optimisations XLA compiles a tiny
 # training iteration in about half the CPU time and runs it about 2x slower, which tests do not
@@ -61,7 +62,26 @@ def pytest_unconfigure(config):
     shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 
+# The files that take longest, longest first (the full suite's `--durations`, session 61): they
+# are collected first, so that pytest-xdist's workers (`--dist loadfile` hands out whole files
+# in collection order) start on them and end on short files instead of one worker running
+# test_tdleaf.py alone at the end. Any file not named keeps its place after these.
+HEAVIEST_FIRST = ("test_tdleaf.py", "test_alphabeta.py", "test_driver.py", "test_search.py",
+                  "test_sharding.py", "test_selfplay.py", "test_successor_targets.py",
+                  "test_curves.py", "test_checkpoint.py", "test_sweep.py", "test_imports.py",
+                  "test_play_web.py", "test_augment.py", "test_resume_cache.py",
+                  "test_gating.py", "test_klent.py", "test_console.py")
+
+
+def _heaviest_first(items):
+  missing = [n for n in HEAVIEST_FIRST if not (Path(__file__).parent / n).exists()]
+  assert not missing, f"conftest.HEAVIEST_FIRST names no such test file: {missing}"
+  rank = {name: i for i, name in enumerate(HEAVIEST_FIRST)}
+  items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # Stable: keeps the rest.
+
+
 def pytest_collection_modifyitems(config, items):
+  _heaviest_first(items)
   selected = config.getoption("-m") or ""
   if config.getoption("deep") or ("deep" in selected and "not deep" not in selected):
     return

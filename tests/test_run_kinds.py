@@ -63,6 +63,33 @@ def test_kind_of_refuses_a_directory_without_a_run(tmp_path):
   assert layout.settings_file("alphazero") == layout.CONFIG
 
 
+# The files of a run directory that azjax.runs.layout names (and azjax.config.files, config.json);
+# not the training plots, whose names other outputs share (efficiency's mistakes.png).
+RUN_FILES = {layout.CONFIG, *layout.METRICS_FILES, layout.EVAL_TABLE,
+             layout.MATCHES, layout.PROGRESS_PLOT, layout.ladder_plot(), layout.STRENGTH,
+             layout.SWEEP_RESULT, *(layout.settings_file(k) for k in ("tdleaf", "klent"))}
+
+
+def test_only_layout_spells_the_names_of_a_run_directorys_files():
+  """Code names a run directory's files by `azjax.runs.layout`'s constants, never as a string
+  literal of its own (docstrings and messages built from the constants aside), so that a file
+  is renamed in one place."""
+  import ast
+
+  spelled = []
+  for path in sorted((ROOT / "azjax").rglob("*.py")):
+    if path.relative_to(ROOT).as_posix() in ("azjax/runs/layout.py", "azjax/config/files.py"):
+      continue
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    spelled += [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+                for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                and node.value in RUN_FILES and id(node) not in docstrings]
+  assert not spelled, "\n".join(spelled)
+
+
 # -- TD-Leaf through the one outer loop: kill -9, Ctrl-C, resume -----------------------------------
 
 # Connect Four with a tiny MLP evaluation at depth 1: an iteration is a fraction of a second.

@@ -94,7 +94,7 @@ from azjax.cli.evaluate_output import (
   write_strength,
 )
 from azjax.evaluate import curves, ladder, strength, tournament
-from azjax.runs import checkpoint
+from azjax.runs import checkpoint, layout
 
 
 def load_agent(args: argparse.Namespace, run_dir: str, step: int | None = None) -> tuple:
@@ -395,9 +395,9 @@ def run_ladder(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
     record(out, rows)
     append_eval(out, command, lines)
   if rows and out is not None:
-    name = "ladder.png" if args.engine == "azjax" else f"ladder_{args.engine}.png"
-    path = plots.plot_ladder(played, out / name, title=f"{env.name}: score against the "
-                             f"rollout-MCTS ladder ({args.engine})")
+    path = plots.plot_ladder(played, out / layout.ladder_plot(args.engine),
+                             title=f"{env.name}: score against the rollout-MCTS ladder "
+                             f"({args.engine})")
     print(f"wrote {path}", flush=True)
   if interrupted:
     sys.exit(console.INTERRUPTED)
@@ -569,7 +569,7 @@ def run_progress(parser: argparse.ArgumentParser, args: argparse.Namespace,
   append_eval(out, command, lines)
   if out is not None:
     minutes = {it: seconds / 60 for it, (seconds, _) in curves.training_seconds(run_dir).items()}
-    path = plots.plot_progress(fit, snapshots, minutes, out / "progress.png",
+    path = plots.plot_progress(fit, snapshots, minutes, out / layout.PROGRESS_PLOT,
                                title=f"{env.name}: Elo over training")
     print(f"wrote {path}", flush=True)
   if interrupted:

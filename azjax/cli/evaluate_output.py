@@ -45,7 +45,7 @@ def append_eval(out: Path | None, command: str, lines: list[str]) -> None:
           "committed results/ is written only when --out names it)", flush=True)
     return
   out.mkdir(parents=True, exist_ok=True)
-  path = out / "eval.md"
+  path = out / layout.EVAL_TABLE
   old = path.read_text() if path.exists() else ""
   files.write_atomic(path, old + f"\n`{command}` (backend {jax.default_backend()})\n\n"
                      + "\n".join(lines) + "\n")
@@ -66,4 +66,4 @@ def record(out: Path | None, rows: list[dict]) -> None:
   markdown tables are rendered from (`--ladder-plot` reads it back); nothing when `out` is
   None."""
   if out is not None and rows:
-    files.append_jsonl(rows, out / "matches.jsonl")
+    files.append_jsonl(rows, out / layout.MATCHES)

@@ -37,6 +37,7 @@ import numpy as np
 
 from azjax import console
 from azjax.cli.common import check_counts, prog
+from azjax.runs import layout
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
   args = parser.parse_args(argv)
   check_args(parser, args)
   run_dir = Path(args.checkpoint)
-  out = Path(args.out) if args.out else run_dir / "export"
+  out = Path(args.out) if args.out else run_dir / layout.EXPORT
 
   from azjax import games, nets
   from azjax.probe import dataset
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
       # What the policy's indices mean: states.npz's "action" and the policy columns.
       action_moves=action_moves(env),
       # The run's training record (loss, games, evaluations per iteration).
-      metrics=str(run_dir / "metrics.jsonl"))
+      metrics=str(run_dir / layout.METRICS_JSONL))
   dataset.save(out, dataset.Dataset(table=table, activations=acts, meta=meta))
   checkpoint.export_npz(variables, out / "params.npz")
   games_count = len(np.unique(table["game_id"]))

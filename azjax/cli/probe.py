@@ -45,6 +45,7 @@ import numpy as np
 
 from azjax import console
 from azjax.cli.common import check_counts, command_line, prog
+from azjax.runs import layout
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> None:
   args = parser.parse_args(argv)
   check_args(parser, args)
   run_dir = Path(args.checkpoint or args.run)
-  out = Path(args.out) if args.out else run_dir / "probe"
+  out = Path(args.out) if args.out else run_dir / layout.PROBE
   if args.tcav_runs < 2:
     sys.exit("error: --tcav-runs must be at least 2 (TCAV asks for 10 or more)")
   if args.tcav_states is not None and args.tcav_states < 1:

@@ -17,6 +17,7 @@ import numpy as np
 
 from azjax import agents, arena, files
 from azjax.evaluate import tournament
+from azjax.runs import layout
 
 CONTROL_SIMULATIONS = 50  # The source projects' control: a 50-simulation rollout MCTS.
 ENGINES = ("azjax", "openspiel")
@@ -123,14 +124,14 @@ def read_run(run: str | Path) -> Ladder:
     ValueError: the file holds no ladder.
   """
   run = Path(run)
-  if (run / "matches.jsonl").exists():
-    source = run / "matches.jsonl"
+  if (run / layout.MATCHES).exists():
+    source = run / layout.MATCHES
     played = ladder_rows(files.read_jsonl(source))
-  elif (run / "eval.md").exists():
-    source = run / "eval.md"
+  elif (run / layout.EVAL_TABLE).exists():
+    source = run / layout.EVAL_TABLE
     played = read_markdown_ladders(source.read_text())
   else:
-    raise FileNotFoundError(f"{run} has neither matches.jsonl nor eval.md")
+    raise FileNotFoundError(f"{run} has neither {layout.MATCHES} nor {layout.EVAL_TABLE}")
   if not played:
     raise ValueError(f"{source} has no ladder table")
   return played

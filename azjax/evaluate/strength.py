@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from azjax import files
+from azjax.runs import layout
 
-FILE = "strength.json"
+FILE = layout.STRENGTH
 SOLVER = "solver_mistake_rate"
 ELO = "elo"
 
@@ -130,8 +131,6 @@ def write_measured(run_dir: str | Path, strength: Strength, *,
                    out: str | Path | None = None) -> Path | None:
   """`write`, except to a run in the committed results/ that `out` (a command's `--out`) does not
   name, which is a record changed only on purpose: None then."""
-  from azjax.runs import layout  # noqa: PLC0415
-
   run = Path(run_dir)
   named = out is not None and Path(out).resolve() == run.resolve()
   if not named and layout.in_committed_results(run):

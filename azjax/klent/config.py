@@ -27,8 +27,9 @@ from azjax.config.fields import (
   ConfigError,
   Section,
 )
+from azjax.runs import layout
 
-CONFIG_FILE = "klent.json"  # marks a KLENT run directory
+CONFIG_FILE = layout.settings_file("klent")  # marks a KLENT run directory
 
 _GAME = Section("game", "Game", "Which game; 0 keeps a board size's default.")
 _NETWORK = Section(

@@ -24,6 +24,7 @@ from azjax.play.engines import (
 )
 from azjax.play.session import Session
 from azjax.play.texts import _relative, _takes_board_size, describe_game, parse_color
+from azjax.runs import layout
 
 # -- Finding trained agents ------------------------------------------------------------------------
 
@@ -58,7 +59,7 @@ def _tdleaf_note(run_dir: Path, depth: int | None) -> str:
   from azjax import tdleaf
 
   config = tdleaf.Config.load(run_dir)
-  metrics = run_dir / "metrics.jsonl"
+  metrics = run_dir / layout.METRICS_JSONL
   rows = [json.loads(line) for line in metrics.read_text().splitlines()
           if line.strip()] if metrics.exists() else []
   iterations = max((int(r.get("iteration", 0)) for r in rows), default=0)
@@ -86,7 +87,7 @@ def _candidates(game: str, rows: int | None, cols: int | None,
                 search: Sequence[Path] | None) -> list[tuple[Path, tuple[int, int], Any]]:
   """`(run, board, config)` of every trained `game` agent in `search`, best first (see
   `find_checkpoint`)."""
-  from azjax.runs import checkpoint, layout
+  from azjax.runs import checkpoint
 
   found = []
   for root in (results_dirs() if search is None else search):
@@ -107,7 +108,7 @@ def _candidates(game: str, rows: int | None, cols: int | None,
       found.append((run, board, config))
   standard = (games.make(game).rows, games.make(game).cols)
   ranking = strength.rank([run for run, _, _ in found])
-  found.sort(key=lambda f: (ranking.rank(f[0]), not (f[0] / "eval.md").exists(),
+  found.sort(key=lambda f: (ranking.rank(f[0]), not (f[0] / layout.EVAL_TABLE).exists(),
                             f[1] != standard, len(f[0].name), f[0].name))
   return found
 
@@ -154,13 +155,13 @@ def checkpoint_choice(game: str, rows: int | None = None, cols: int | None = Non
   elif ranking.rank(run) < ranking.rank(second[0]):
     why = (f"it is measured ({ranking.text(run)}, {strength.FILE}) and "
            f"{_relative(second[0])} is not")
-  elif (run / "eval.md").exists() != (second[0] / "eval.md").exists():
-    why = f"it is evaluated (eval.md) and {_relative(second[0])} is not"
+  elif (run / layout.EVAL_TABLE).exists() != (second[0] / layout.EVAL_TABLE).exists():
+    why = f"it is evaluated ({layout.EVAL_TABLE}) and {_relative(second[0])} is not"
   elif (board == standard) != (second[1] == standard):
     why = f"it plays on the standard {standard[0]}x{standard[1]} board"
   else:
-    why = (f"it and {_relative(second[0])} tie on evaluation (eval.md) and board, so the "
-           "shorter name (a preset's own run, not a variant) comes first")
+    why = (f"it and {_relative(second[0])} tie on evaluation ({layout.EVAL_TABLE}) and "
+           "board, so the shorter name (a preset's own run, not a variant) comes first")
   others = ", ".join(f"{_relative(r)} ({_network_text(c)}, {b[0]}x{b[1]})" for r, b, c in rest)
   return (text + f", chosen from the {len(found)} {game} agents in results/ because {why}; "
           f"also there: {others} (--checkpoint DIR plays another)")

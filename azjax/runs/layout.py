@@ -12,7 +12,11 @@ Every kind of run (`azjax.runs.kinds`) writes the same layout:
     losses.png, winrate.png,       the plots (`azjax.plots.plot_run`; mistakes.png with
       mistakes.png                 `solver_every`)
     tensorboard/                   TensorBoard's events, when asked for
-    eval.md, matches.jsonl         evaluations made after training (`azjax evaluate`)
+    eval.md, matches.jsonl         evaluations made after training (`azjax evaluate`), with
+      ladder.png, progress.png     their plots and the run's measured strength (strength.json,
+      strength.json                `azjax.evaluate.strength`)
+    final.json                     a sweep's run: what the sweep's summary reads of it
+    probe/, export/                `azjax probe` and `azjax export`'s default outputs
 
 The rules: a new run is refused where a run is (`check_run_dir`), a resumed one must have the
 saved settings (only its budget may change), and `--overwrite` removes exactly what training
@@ -46,6 +50,16 @@ PLOTS = (LOSSES_PLOT, WINRATE_PLOT, MISTAKES_PLOT)
 TENSORBOARD = "tensorboard"
 EVAL_TABLE = "eval.md"
 MATCHES = "matches.jsonl"
+PROGRESS_PLOT = "progress.png"  # `azjax evaluate --progress`: Elo over training
+STRENGTH = "strength.json"
+SWEEP_RESULT = "final.json"
+PROBE, EXPORT = "probe", "export"
+
+
+def ladder_plot(engine: str = "azjax") -> str:
+  """The plot of `azjax evaluate --ladder` against `engine`'s rollout MCTS: ladder.png for
+  azjax's own, ladder_<engine>.png for another (openspiel)."""
+  return "ladder.png" if engine == "azjax" else f"ladder_{engine}.png"
 
 # What training writes besides the settings file: a new run is refused where any of it is (a
 # directory counts when it is not empty).

@@ -328,7 +328,7 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
   return results, timing
 
 
-RESULT_FILE = "final.json"
+RESULT_FILE = layout.SWEEP_RESULT
 
 
 def write_result(result: RunResult) -> Path:

@@ -34,8 +34,8 @@ def test_every_field_has_a_one_line_help(field):
   # The allowed values hold for the default (a preset may only narrow them).
   if info["check"] is not None:
     assert info["check"].ok(field.default), field.name
-  if info["choices"]:
-    assert field.default in info["choices"], field.name
+  if config_lib.field_choices(field):
+    assert field.default in config_lib.field_choices(field), field.name
 
 
 def test_docs_config_md_is_up_to_date():
@@ -112,6 +112,25 @@ def test_breakthrough_encodings_are_refused_for_other_games(observation):
   with pytest.raises(ValueError, match=f"the {observation} encoding exists for breakthrough"):
     Config(game="connect_four", observation=observation).validate()
   Config(game="breakthrough", observation=observation).validate()
+
+
+def test_a_game_options_values_are_the_games_own(monkeypatch):
+  """The config names no game: the values of a game option (`observation`) are those the games
+  declare (`Game.option_choices`), asked for when a config is validated or documented."""
+  from azjax.games.breakthrough import Breakthrough
+  from azjax.games.checkers import Checkers
+
+  field = {f.name: f for f in FIELDS}["observation"]
+  assert config_lib.field_choices(field) == ("mover", "thesis", "attacks")
+  monkeypatch.setattr(Breakthrough, "option_choices", {"observation": ("mover", "thesis")})
+  assert config_lib.field_choices(field) == ("mover", "thesis")
+  with pytest.raises(ValueError, match="config observation='attacks': use mover or thesis"):
+    Config(game="breakthrough", observation="attacks").validate()
+  # Where another game takes more values, the game's own still hold.
+  monkeypatch.setattr(Checkers, "option_choices", {"observation": ("mover", "attacks")})
+  assert config_lib.field_choices(field) == ("mover", "thesis", "attacks")
+  with pytest.raises(ValueError, match="observation='attacks': breakthrough takes mover or "):
+    Config(game="breakthrough", observation="attacks").validate()
 
 
 # -- --print-config and config files --------------------------------------------------------------

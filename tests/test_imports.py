@@ -115,6 +115,15 @@ def test_no_import_cycles():
   assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def test_the_config_names_no_game():
+  """The config declares a game's options without importing one game's module: their values
+  come from the games' classes through the registry (`azjax.games.option_choices`)."""
+  game_modules = {m for m in MODULES if m.startswith("azjax.games.")} - {
+      "azjax.games.base", "azjax.games.notation"}
+  for module in (m for m in MODULES if m == "azjax.config" or m.startswith("azjax.config.")):
+    assert not imports(module, functions=True) & game_modules, module
+
+
 def test_the_algorithms_know_nothing_of_agents():
   for module in ("azjax.search", "azjax.uct", "azjax.alphabeta", "azjax.solver"):
     assert "azjax.agents" not in imports(module, functions=True), module

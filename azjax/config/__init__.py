@@ -24,6 +24,7 @@ from azjax.config.fields import (  # noqa: F401
     Config,
     ConfigError,
     Section,
+    field_choices,
     field_help,
     flat_settings,
     override,

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
 from typing import Any, Callable, Iterable, Sequence
 
 from azjax import games, nets
-from azjax.games.breakthrough import OBSERVATIONS
 from azjax.nets import NetConfig
 from azjax.search import ALGORITHMS, SearchConfig, for_evaluation
 
@@ -50,7 +50,9 @@ class Section:
 
   * `help`: what the field means, in one line;
   * `unit`: what its number counts (positions, iterations, ...);
-  * `choices`: the values a string field allows (checked by `Config.validate`);
+  * `choices`: the values a string field allows (checked by `Config.validate`), or a function
+    returning them when asked (`field_choices`): a game option's are the games' own
+    (`games.option_choices`), which the config does not import to declare itself;
   * `check`: the range of a number (checked by `Config.validate`);
   * `traced`: the training iteration reads the value as a traced scalar (`azjax.train.Hyper`),
     so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`);
@@ -62,9 +64,11 @@ class Section:
   title: str
   about: str = ""  # A paragraph for docs/config.md.
 
-  def __call__(self, default: Any, help: str, *, unit: str = "", choices: Sequence[str] = (),
+  def __call__(self, default: Any, help: str, *, unit: str = "",
+               choices: Sequence[str] | Callable[[], Sequence[str]] = (),
                check: Check | None = None, traced: bool = False, to: str = "") -> Any:
-    metadata = {"section": self, "help": help, "unit": unit, "choices": tuple(choices),
+    choices = choices if callable(choices) else tuple(choices)
+    metadata = {"section": self, "help": help, "unit": unit, "choices": choices,
                 "check": check, "traced": traced, "to": to}
     if isinstance(default, dict):  # A table of options (a learner's `game_options`).
       return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
@@ -116,7 +120,7 @@ class Config:
   observation: str = _GAME(
       "mover", "Breakthrough's network input: mover (2 planes, the mover's view), thesis "
       "(3 planes, absolute) or attacks (mover's and 4 planes of attacked squares)",
-      choices=OBSERVATIONS)
+      choices=functools.partial(games.option_choices, "observation"))
   size: int = _GAME(0, "Slider's board side (4..12); 0 keeps the game's default (5)")
   obstacles: str = _GAME(
       "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
@@ -418,11 +422,14 @@ class Config:
     self.search_config().validate()
     # The choices declared with the fields (those of the network and the search are theirs).
     for field in dataclasses.fields(self):
-      choices = field.metadata["choices"]
+      choices = field_choices(field)
       if choices:
         need(getattr(self, field.name) in choices, field.name, f"use {_one_of(choices)}")
     need(self.observation == "mover" or "observation" in options, "observation",
          f"the {self.observation} encoding exists for {taking('observation')} only")
+    # The values of the game's own options: another game may take others.
+    for key, allowed in games.game_class(self.game).option_choices.items():
+      need(getattr(self, key) in allowed, key, f"{self.game} takes {_one_of(allowed)}")
     return self
 
   def to_json(self) -> str:
@@ -453,6 +460,13 @@ def declared_fields(cls: type = Config) -> dict[str, dataclasses.Field]:
   return {f.name: f for f in dataclasses.fields(cls)}
 
 
+def field_choices(field: dataclasses.Field) -> tuple[str, ...]:
+  """The values a declared string field allows (its `choices`, asked for now where they are a
+  function); () for any value."""
+  choices = field.metadata["choices"]
+  return tuple(choices()) if callable(choices) else choices
+
+
 def section_names(cls: type = Config) -> tuple[str, ...]:
   """The sections of a config class, in the order of its fields."""
   return tuple(dict.fromkeys(f.metadata["section"].name for f in dataclasses.fields(cls)))
@@ -471,11 +485,12 @@ def field_help(key: str, cls: type = Config) -> str:
   Raises:
     KeyError: `key` is not a config field.
   """
-  info = declared_fields(cls)[key].metadata
+  field = declared_fields(cls)[key]
+  info, choices = field.metadata, field_choices(field)
   unit = info["unit"]
   text = info["help"] + (f" [{unit}]" if unit and unit not in info["help"] else "")
-  if info["choices"] and not all(choice in info["help"] for choice in info["choices"]):
-    text += f" ({' | '.join(info['choices'])})"
+  if choices and not all(choice in info["help"] for choice in choices):
+    text += f" ({' | '.join(choices)})"
   if info["check"] is not None:
     text += f"; {info['check'].text}"
   return text

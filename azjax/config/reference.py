@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from azjax.config.fields import _FIELDS, Config
+from azjax.config.fields import _FIELDS, Config, field_choices
 from azjax.config.files import _sections, _toml_value, to_toml
 from azjax.config.presets import PRESETS, preset
 
@@ -103,7 +103,8 @@ def _section_tables(cls: type, heading: str) -> list[str]:
     for field in fields:
       info = field.metadata
       kind = f"{field.type}, {info['unit']}" if info["unit"] else field.type
-      allowed = (", ".join(f"`{c}`" for c in info["choices"]) if info["choices"]
+      choices = field_choices(field)
+      allowed = (", ".join(f"`{c}`" for c in choices) if choices
                  else f"`{info['check'].text}`" if info["check"] is not None else "")
       meaning = _md(info["help"]) + (" *(traced)*" if info["traced"] else "")
       default = field.default if field.default is not dataclasses.MISSING else (

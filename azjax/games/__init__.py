@@ -40,6 +40,14 @@ def game_class(name: str) -> type[Game]:
   return getattr(importlib.import_module(module_name), class_name)
 
 
+def option_choices(key: str) -> tuple[str, ...]:
+  """The values that any game takes for its config option `key` (`Game.option_choices`), in
+  the order of the games, each once; () where no game lists values. Imports every game's
+  module: for validating and documenting a config, not at import time."""
+  values = (v for name in GAMES for v in game_class(name).option_choices.get(key, ()))
+  return tuple(dict.fromkeys(values))
+
+
 def make(name: str, **kwargs) -> Game:
   """Returns the game `name` (one of `GAMES`) built with keyword options `kwargs`.
 
@@ -53,5 +61,5 @@ def make(name: str, **kwargs) -> Game:
     raise ValueError(f"{name}: bad option: {err}") from None
 
 
-__all__ = ["DEFAULT_GAME", "Game", "GAMES", "game_class", "make", "step_autoreset",
-           "uniform_legal_action", "uniform_legal_actions"]
+__all__ = ["DEFAULT_GAME", "Game", "GAMES", "game_class", "make", "option_choices",
+           "step_autoreset", "uniform_legal_action", "uniform_legal_actions"]

@@ -153,6 +153,10 @@ class Game:
     from such fields to the constructor's arguments where the names differ (Slider:
     {"size": "size", "obstacles": "blocks"}); `Config.game_kwargs` passes those not left at 0
     (or ""), and `Config.validate` refuses the others when set. Default ().
+  * `option_choices: dict[str, tuple[str, ...]]`: the values a string option of
+    `config_options` takes (Breakthrough: {"observation": ("mover", "thesis", "attacks")}), by
+    field; `Config.validate` checks them, and `games.option_choices` gathers them for the
+    config's documentation, so that the config names no game. Default {}.
   * `encoding_options`: options changing only the network's input (`agents.reading_with`);
     `encoded(state)` is `state` observed in this object's encoding. Default () and `state`.
   * `options() -> dict`: this object's constructor options by argument name, so that
@@ -309,6 +313,7 @@ class Game:
   svg_style: SvgStyle = CHECKERED_STYLE
   no_move_reason: str = ""
   config_options: tuple[str, ...] | dict[str, str] = ()
+  option_choices: dict[str, tuple[str, ...]] = {}
   encoding_options: tuple[str, ...] = ()
   benchmark_ply_ranges: tuple[tuple[int, int], ...] = ()
 

@@ -193,6 +193,7 @@ class Breakthrough(base.Game):
   # -- What a game says about itself (see `base.Game`) -------------------------------------------
   side_names = ("white", "black")
   config_options = ("rows", "cols", "observation")
+  option_choices = {"observation": OBSERVATIONS}
   encoding_options = ("observation",)
 
   @property

@@ -26,6 +26,7 @@ from azjax.config.fields import (
   PROBABILITY,
   ConfigError,
   Section,
+  field_choices,
 )
 from azjax.runs import layout
 
@@ -138,9 +139,8 @@ class KlentConfig:
       check = field.metadata["check"]
       if check is not None:
         need(check.ok(value), field.name, f"must be {check.text}")
-      if field.metadata["choices"]:
-        need(value in field.metadata["choices"], field.name,
-             f"must be one of {', '.join(field.metadata['choices'])}")
+      if choices := field_choices(field):
+        need(value in choices, field.name, f"must be one of {', '.join(choices)}")
     need(self.alpha + self.beta > 0, "alpha", "and beta cannot both be 0 (the target would "
          "be the argmax of Q, which the closed form does not give)")
     need(self.buffer_size >= self.train_batch, "buffer_size",

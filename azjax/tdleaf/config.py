@@ -25,6 +25,7 @@ from azjax.config.fields import (
   ConfigError,
   Section,
   declared_fields,
+  field_choices,
   override,
 )
 from azjax.files import write_atomic
@@ -128,9 +129,8 @@ class Config:
              "must be a finite number")
       if field.metadata["check"] is not None:
         need(field.metadata["check"].ok(value), name, f"must be {field.metadata['check'].text}")
-      if field.metadata["choices"]:
-        need(value in field.metadata["choices"], name,
-             f"must be one of {', '.join(field.metadata['choices'])}")
+      if choices := field_choices(field):
+        need(value in choices, name, f"must be one of {', '.join(choices)}")
     need(isinstance(self.game_options, dict), "game_options", "must be a table of options")
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games per colour)")
     return self

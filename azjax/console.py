@@ -17,9 +17,9 @@ export, efficiency, sweep) follows one pattern:
     if interrupted:
       sys.exit(console.INTERRUPTED)
 
-The bar is tqdm's, on stderr, with `disable=None` as the training loop's (`azjax.runs.loop`): it
-shows what is done, how far and an estimate of the time left on a terminal, and nothing when
-stderr is a file or a pipe (`nohup ... > log` gets the command's own lines only).
+The bar is tqdm's, on stderr, with `disable=None` (the training loop's, `azjax.runs.loop`, is
+this one too): it shows what is done, how far and an estimate of the time left on a terminal,
+and nothing when stderr is a file or a pipe (`nohup ... > log` gets the command's own lines).
 `interrupted` prints one line and ignores a second Ctrl-C while the results are written, so the
 command exits with status 130 (the shell's code for SIGINT) and no traceback. `command` wraps a
 command's `main` as a backstop: a Ctrl-C that no loop caught, or a `MissingExtra`, ends in one
@@ -49,6 +49,9 @@ class _NoBar:
   def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
     del text, refresh
 
+  def set_postfix(self, ordered_dict: Any = None, refresh: bool = True) -> None:
+    del ordered_dict, refresh
+
   def set_description_str(self, text: str = "", refresh: bool = True) -> None:
     del text, refresh
 
@@ -59,18 +62,21 @@ class _NoBar:
     pass
 
 
-def progress(total: int | None, desc: str, *, unit: str = "it", initial: int = 0) -> Any:
+def progress(total: int | None, desc: str | None, *, unit: str = "it", initial: int = 0,
+             leave: bool = False) -> Any:
   """A progress bar over `total` units of work (None: unknown), labelled `desc`: tqdm on stderr
   on a terminal (what is done, how far, the rate and the time left), disabled in a pipe or a
   file; a do-nothing bar without tqdm. Call `update(n)` as units finish and `close()` at the
-  end."""
+  end; with `leave` the last state stays on the terminal (training's bar), else it is cleared.
+  """
   try:
     from tqdm.auto import tqdm  # noqa: PLC0415
   except ImportError:  # pragma: no cover
     return _NoBar()
-  # disable=None: no bar when stderr is not a terminal, as in training (`azjax.runs.loop`).
+  # disable=None: no bar when stderr is not a terminal, so a log file (`nohup ... > log`) gets
+  # the command's own lines rather than a carriage-return stream of updates.
   return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True,
-              disable=None, leave=False)
+              disable=None, leave=leave)
 
 
 def reach(bar: Any, limit: int | None = None) -> Callable[[int], None]:

@@ -91,3 +91,34 @@ def test_ctrl_c_saves_first_and_a_second_one_skips_the_final_evaluation(tmp_path
   assert [r["iteration"] for r in loop.read_metrics(tmp_path)] == [1, 2]
   assert any("skipped the final evaluation" in line for line in said)
   assert layout.model_path(tmp_path).is_dir()
+
+
+def test_the_training_bar_is_the_consoles(tmp_path, monkeypatch):
+  """Training shows `azjax.console.progress`'s bar (the one of every long command): counting
+  iterations from where the run starts, its last state left on the terminal, the run's numbers
+  as its postfix after every iteration."""
+  from azjax import console
+
+  made = []
+
+  class Bar:
+    def __init__(self, total, desc, **kwargs):
+      self.args, self.updates, self.postfixes, self.closed = (total, desc, kwargs), 0, [], False
+      made.append(self)
+
+    def update(self, n=1):
+      self.updates += n
+
+    def set_postfix(self, postfix, refresh=True):
+      self.postfixes.append(dict(postfix))
+
+    def close(self):
+      self.closed = True
+
+  monkeypatch.setattr(console, "progress", Bar)
+  step, state, learning = _toy()
+  loop.train(step, state, [_run(tmp_path)], learning, desc="toy", log=lambda *_: None)
+  (bar,) = made
+  assert bar.args == (5, "toy", {"unit": "it", "initial": 0, "leave": True})
+  assert bar.updates == 5 and len(bar.postfixes) == 5 and bar.closed
+  assert bar.postfixes[-1]["loss"] == "0.200" and bar.postfixes[-1]["games"] == "0"

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from azjax import files, plots
+from azjax import console, files, plots
 from azjax.config import Config
 from azjax.games.base import unstack_state
 from azjax.runs import checkpoint, layout
@@ -219,17 +219,6 @@ def stop_on_interrupt(log=print):
     yield interrupted
   finally:
     signal.signal(signal.SIGINT, previous)
-
-
-def _progress(total: int | None, initial: int, desc: str | None):
-  try:
-    from tqdm.auto import tqdm
-    # disable=None: no bar when stderr is not a terminal, so a log file (`nohup ... > log`)
-    # gets the start and end lines rather than a carriage-return stream of updates.
-    return tqdm(total=total, initial=initial, unit="it", desc=desc, dynamic_ncols=True,
-                disable=None)
-  except ImportError:  # pragma: no cover
-    return None
 
 
 def _postfix(rows: list[dict], runs: int, minutes_left: float | None) -> dict[str, str]:
@@ -485,8 +474,9 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
                      **(evaluate(i, 0) if evaluates and settings.eval_every else {}),
                      **(solver_columns(i) if learning.solver is not None else {})})
   # With a time budget the iteration count is only an upper bound: no misleading ETA then.
-  bar = _progress(None if settings.minutes else settings.iterations, start, desc) \
-      if progress else None
+  # The bar stays when training ends: its last numbers are the run's.
+  bar = console.progress(None if settings.minutes else settings.iterations, desc, unit="it",
+                         initial=start, leave=True) if progress else None
   it, stopped_by = start, "iterations"
   t_last, positions_last = time.time(), counts().get("positions")
   step_seconds: list[float] = []  # training time, step by step

@@ -202,3 +202,25 @@ def test_the_klent_command(capsys, monkeypatch):
     with pytest.raises(SystemExit) as info:
       cli.main(["klent", "tic_tac_toe", "--print-config", *argv])
     assert info.value.code == 2 and why in capsys.readouterr().err, argv
+
+
+def test_klent_reads_back_the_settings_it_prints(capsys, tmp_path):
+  """`azjax klent --print-config` writes the file that `--config` reads, as its header says;
+  `--set` goes over the file, and a bad key names the file."""
+  from azjax.cli import main as cli
+
+  assert cli.main(["klent", "connect_four", "--print-config", "--set", "alpha=0.2"]) == 0
+  printed = capsys.readouterr().out
+  assert "`--config FILE` reads it" in printed.splitlines()[0]
+  path = tmp_path / "klent.toml"
+  path.write_text(printed.replace("hidden = 64 ", "hidden = 48 "))
+  assert cli.main(["klent", "connect_four", "--config", str(path), "--set", "beta=2",
+                   "--print-config"]) == 0
+  out = capsys.readouterr().out
+  assert all(line in out for line in ("alpha = 0.2 ", "beta = 2.0 ", "hidden = 48 "))
+  (tmp_path / "bad.json").write_text('{"alfa": 1}')
+  for argv, why in (([str(tmp_path / "bad.json")], "bad.json: config: unknown key 'alfa'"),
+                    ([str(path), "--resume", "--run-dir", str(tmp_path)], "drop --config")):
+    with pytest.raises(SystemExit) as info:
+      cli.main(["klent", "connect_four", "--config", *argv, "--print-config"])
+    assert info.value.code == 2 and why in capsys.readouterr().err, argv

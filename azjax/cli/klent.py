@@ -3,7 +3,8 @@
     azjax klent tic_tac_toe --minutes 2
     azjax klent connect_four --minutes 30 --set solver_every=10 --run-dir runs/klent_c4
     azjax klent connect_four --run-dir runs/klent_c4 --resume --minutes 30
-    azjax klent connect_four --print-config
+    azjax klent connect_four --print-config > klent.toml     # every setting, with its help
+    azjax klent connect_four --config klent.toml --minutes 30  # ... edited, read back
 """
 
 from __future__ import annotations
@@ -34,17 +35,23 @@ def main(argv: list[str] | None = None) -> None:
                       "may change)")
   parser.add_argument("--overwrite", action="store_true",
                       help="replace the run in --run-dir (its training outputs are removed)")
+  parser.add_argument("--config", default=None, metavar="FILE",
+                      help="KLENT settings from a JSON or TOML file (such as --print-config "
+                      "writes, or a run's klent.json) over the defaults; --set overrides them")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="a KLENT setting (repeatable; --print-config "
-                      "lists them)")
+                      metavar="KEY=VALUE", help="a KLENT setting, also one from --config "
+                      "(repeatable; --print-config lists them)")
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--print-config", action="store_true",
                       help="print every setting with its value and help, then exit")
   args = parser.parse_args(argv)
   if args.resume and args.run_dir is None:
     parser.error("--resume needs --run-dir")
+  if args.resume and args.config is not None:
+    parser.error("--resume continues a run with its saved settings; drop --config")
 
-  from azjax.klent import KlentConfig  # Imports JAX: after the argument checks.
+  from azjax import config as config_lib  # Imports JAX: after the argument checks.
+  from azjax.klent import KlentConfig
   from azjax.klent.config import ConfigError
 
   try:
@@ -54,12 +61,15 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--resume: {args.run_dir} is a {base.game} run, not {args.game}")
     else:
       base = KlentConfig(game=args.game)
+    if args.config is not None:
+      settings = config_lib.read_settings(args.config, KlentConfig)
+      base = config_lib.override(base, settings.items(), source=args.config)
     budget = [f"{k}={v}" for k, v in (("minutes", args.minutes),
                                        ("iterations", args.iterations)) if v is not None]
     config = base.override(args.overrides + budget)
     if config.game != args.game:
-      raise ConfigError(f"klent: --set game={config.game}: this command trains {args.game}; "
-                        f"give the game as GAME", "game")
+      raise ConfigError(f"klent: game={config.game} (--set or --config): this command "
+                        f"trains {args.game}; give the game as GAME", "game")
   except (ValueError, FileNotFoundError) as err:  # ConfigError is a ValueError
     print(f"error: {err}", file=sys.stderr)
     sys.exit(2)

@@ -28,10 +28,12 @@ line (status 130 or 3), not a traceback, and so does `JAX_PLATFORMS=cuda` withou
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+import threading
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 INTERRUPTED = 130  # The exit status of a command stopped by Ctrl-C (128 + SIGINT).
 MISSING_EXTRA = 3  # The exit status of a command that needs an optional extra not installed.
@@ -109,6 +111,27 @@ def interrupted(what: str) -> bool:
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   print(f"\ninterrupted: {what}", file=sys.stderr, flush=True)
   return True
+
+
+@contextlib.contextmanager
+def held_interrupt() -> Iterator[None]:
+  """Holds a Ctrl-C that comes inside the block and raises it (KeyboardInterrupt) once the block
+  has ended: for library code that must not be cut short, such as orbax's restores, whose
+  asyncio loop a KeyboardInterrupt inside may leave with tracebacks from its threads, or lose.
+  Only where Ctrl-C raises (Python's default handler) in the main thread: any other handler (a
+  training loop's, `interrupted`'s ignoring one) stays as it is."""
+  if (threading.current_thread() is not threading.main_thread()
+      or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    yield
+    return
+  held = []
+  signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+  if held:
+    raise KeyboardInterrupt
 
 
 def each(units: Sequence[Any], work: Callable[[Any, Any], Any], desc: str, *, unit: str = "it",

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,23 @@ def test_opponent_matches_ctrl_c_writes_the_matches_played(run_dir, tmp_path):
   assert_one_line_exit(proc)
   rows = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
   assert len(rows) == 1 and "- interrupted after 1 of 2 matches" in (out / "eval.md").read_text()
+
+
+# -- Ctrl-C in every long command: sent once it shows that it works -------------------------------
+
+
+def test_a_held_interrupt_comes_once_the_block_ends():
+  """`console.held_interrupt` (around orbax's restores): a Ctrl-C inside the block lets it
+  finish, then raises; Python's handler is back afterwards."""
+  finished = []
+  with pytest.raises(KeyboardInterrupt):
+    with console.held_interrupt():
+      os.kill(os.getpid(), signal.SIGINT)
+      time.sleep(0.01)  # The handler runs here: it holds the Ctrl-C.
+      finished.append(True)
+  assert finished and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  with console.held_interrupt():  # No Ctrl-C: nothing raised.
+    pass
 
 
 def test_each_keeps_the_units_done(capsys):

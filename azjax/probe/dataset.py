@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import nets
+from azjax import console, nets
 from azjax.games.base import Game
 from azjax.probe import concepts as concepts_lib
 from azjax.runs import layout
@@ -391,8 +391,9 @@ def run_networks(run_dir: str | Path, abstract_variables: Any, *,
       target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
       mngr = checkpoint.manager(run_dir, max_to_keep=None)
       for step in sorted(mngr.all_steps()):
-        model = mngr.restore(step, args=ocp.args.Composite(
-            model=ocp.args.StandardRestore(target))).model
+        with console.held_interrupt():  # As `checkpoint.restore` does.
+          model = mngr.restore(step, args=ocp.args.Composite(
+              model=ocp.args.StandardRestore(target))).model
         found.append((str(step), int(step), model))
   same = found and all(np.array_equal(a, b) for a, b in zip(
       jax.tree.leaves(found[-1][2]), jax.tree.leaves(final)))

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
-from azjax import replay
+from azjax import console, replay
 
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
@@ -84,35 +84,37 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
     abstract_state: a TrainState of the same config (e.g. a fresh one); only its structure,
       shapes and dtypes are used.
   """
-  step = mngr.latest_step() if step is None else step
-  if step is None:
-    raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
-  target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
-  try:
+  # Orbax restores with an asyncio loop that a KeyboardInterrupt inside garbles: Ctrl-C waits.
+  with console.held_interrupt():
+    step = mngr.latest_step() if step is None else step
+    if step is None:
+      raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
+    target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+    try:
+      restored = mngr.restore(step, args=ocp.args.Composite(
+          state=ocp.args.StandardRestore(_without_empty(target)), meta=ocp.args.JsonRestore()))
+      return _with_empty(restored.state, target), restored.meta
+    except ValueError:
+      older = _older_state_target(mngr, step, target)
+      if older is None:
+        raise
     restored = mngr.restore(step, args=ocp.args.Composite(
-        state=ocp.args.StandardRestore(_without_empty(target)), meta=ocp.args.JsonRestore()))
-    return _with_empty(restored.state, target), restored.meta
-  except ValueError:
-    older = _older_state_target(mngr, step, target)
-    if older is None:
-      raise
-  restored = mngr.restore(step, args=ocp.args.Composite(
-      state=ocp.args.StandardRestore(older), meta=ocp.args.JsonRestore()))
-  state = dict(restored.state)
-  if isinstance(older["selfplay"].buffer, dict):
-    saved = dict(state["selfplay"].buffer)
-    like = target.selfplay.buffer
-    for name, fill in _ADDED_BUFFER_FIELDS.items():
-      if name not in saved:
-        saved[name] = fill(saved)
-    if "game" in saved:
-      buffer = replay.from_flat_layout(saved, like)
-    else:
-      buffer = replay.ReplayBuffer(**{name: saved[name] for name in like.keys()})
-    buffer = jax.tree.map(_place_like, buffer, like)
-    state["selfplay"] = state["selfplay"].replace(buffer=buffer)
-  missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
-  return type(abstract_state)(**state, **missing), restored.meta
+        state=ocp.args.StandardRestore(older), meta=ocp.args.JsonRestore()))
+    state = dict(restored.state)
+    if isinstance(older["selfplay"].buffer, dict):
+      saved = dict(state["selfplay"].buffer)
+      like = target.selfplay.buffer
+      for name, fill in _ADDED_BUFFER_FIELDS.items():
+        if name not in saved:
+          saved[name] = fill(saved)
+      if "game" in saved:
+        buffer = replay.from_flat_layout(saved, like)
+      else:
+        buffer = replay.ReplayBuffer(**{name: saved[name] for name in like.keys()})
+      buffer = jax.tree.map(_place_like, buffer, like)
+      state["selfplay"] = state["selfplay"].replace(buffer=buffer)
+    missing = {f.name: {} for f in dataclasses.fields(target) if f.name not in older}
+    return type(abstract_state)(**state, **missing), restored.meta
 
 
 def restore_intact(mngr: ocp.CheckpointManager, abstract_state: Any, *, log=print):
@@ -228,23 +230,24 @@ def load_model(run_dir: str | os.PathLike, abstract_variables: dict,
                step: int | None = None) -> dict:
   """Reads `run_dir/model` (or with `step`, the snapshot `run_dir/models/<step>`), or else the
   model item of the latest checkpoint."""
-  target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
-  if step is not None:
-    path = layout.model_path(run_dir, step)
-    if not path.exists():
-      have = ", ".join(str(s) for s, _ in list_models(run_dir)) or "none"
-      raise FileNotFoundError(f"{run_dir}: no model snapshot for iteration {step} "
-                              f"(snapshots: {have})")
-    return ocp.StandardCheckpointer().restore(path, target)
-  path = layout.model_path(run_dir)
-  if path.exists():
-    return ocp.StandardCheckpointer().restore(path, target)
-  mngr = manager(run_dir, max_to_keep=None)
-  step = mngr.latest_step()
-  if step is None:
-    raise FileNotFoundError(f"{run_dir}: neither model/ nor checkpoints/ holds a network")
-  return mngr.restore(step, args=ocp.args.Composite(
-      model=ocp.args.StandardRestore(target))).model
+  with console.held_interrupt():  # As in `restore`.
+    target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
+    if step is not None:
+      path = layout.model_path(run_dir, step)
+      if not path.exists():
+        have = ", ".join(str(s) for s, _ in list_models(run_dir)) or "none"
+        raise FileNotFoundError(f"{run_dir}: no model snapshot for iteration {step} "
+                                f"(snapshots: {have})")
+      return ocp.StandardCheckpointer().restore(path, target)
+    path = layout.model_path(run_dir)
+    if path.exists():
+      return ocp.StandardCheckpointer().restore(path, target)
+    mngr = manager(run_dir, max_to_keep=None)
+    step = mngr.latest_step()
+    if step is None:
+      raise FileNotFoundError(f"{run_dir}: neither model/ nor checkpoints/ holds a network")
+    return mngr.restore(step, args=ocp.args.Composite(
+        model=ocp.args.StandardRestore(target))).model
 
 
 def flat_names(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:

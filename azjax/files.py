@@ -1,12 +1,17 @@
-"""Small file helpers every layer uses: atomic writes and JSONL tables of rows."""
+"""Small file helpers every layer uses: atomic writes, a folder's files replaced together, and
+JSONL tables of rows."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import shutil
+import signal
+import tempfile
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> Path:
@@ -23,6 +28,37 @@ def write_atomic(path: str | os.PathLike, text: str) -> Path:
   finally:
     tmp.unlink(missing_ok=True)
   return path
+
+
+@contextlib.contextmanager
+def staged(directory: str | os.PathLike, replaces: Sequence[str] = ()) -> Iterator[Path]:
+  """Yields a new folder inside `directory` (made if need be) for the block to write its files
+  into; once the block has ended without an error, they are renamed into `directory` one by one
+  with Ctrl-C held off (a moment), and the files named in `replaces` that it did not write are
+  removed (an earlier output's leftovers, which would not match). A block ended by an error or a
+  Ctrl-C leaves `directory` as it was, and no half-written file: the folder is removed, and so
+  is `directory` if this made it and it holds nothing else.
+  """
+  directory = Path(directory)
+  made = not directory.exists()
+  directory.mkdir(parents=True, exist_ok=True)
+  stage = Path(tempfile.mkdtemp(prefix=".staged-", dir=directory))
+  try:
+    yield stage
+    written = sorted(stage.iterdir())
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+      for name in set(replaces) - {p.name for p in written}:
+        (directory / name).unlink(missing_ok=True)
+      for path in written:
+        os.replace(path, directory / path.name)
+    finally:
+      if previous is not None:  # None: a handler not set from Python, left as it was.
+        signal.signal(signal.SIGINT, previous)
+  finally:
+    shutil.rmtree(stage, ignore_errors=True)
+    if made and not any(directory.iterdir()):
+      directory.rmdir()
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:

@@ -1,17 +1,24 @@
 """`azjax.console`: Ctrl-C keeps what finished and exits 130 in one line; a missing extra exits 3
 in one line; no tracebacks. The Ctrl-C tests send a real SIGINT to a command in a subprocess."""
 
+import fcntl
 import json
 import os
+import pty
+import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from azjax import console
+from azjax import console, files
 from azjax.config import Config
 from azjax.runs import driver
 
@@ -57,6 +64,75 @@ def sigint_on_second_call(target: str, *argv: str) -> subprocess.CompletedProces
                         capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
 
 
+def sigint_when(ready: Callable[[str], bool], *argv: str,
+                timeout: float = 300) -> subprocess.CompletedProcess:
+  """Runs `azjax ARGV...` with stderr on a terminal (a pseudo-terminal: its progress bar shows
+  as a user sees it), and sends it SIGINT once `ready(output)` holds (`output`: its stdout and
+  stderr so far; or `ready` looks at the files it writes); returns the finished process, its
+  stderr as the lines a terminal would show. Fails if the command ends first, or `timeout`
+  seconds pass."""
+  main, terminal = pty.openpty()
+  fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))
+  env = {**os.environ, "PYTHONPATH": str(ROOT)}
+  proc = subprocess.Popen([sys.executable, "-m", "azjax.cli.main", *argv], cwd=ROOT, env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal)
+  os.close(terminal)
+  out = proc.stdout.fileno()
+  chunks: dict[int, list[bytes]] = {out: [], main: []}
+
+  def read(fd: int) -> None:
+    while True:
+      try:
+        data = os.read(fd, 1 << 16)
+      except OSError:  # EIO: the command has closed the terminal.
+        return
+      if not data:
+        return
+      chunks[fd].append(data)
+
+  readers = [threading.Thread(target=read, args=(fd,), daemon=True) for fd in chunks]
+  for reader in readers:
+    reader.start()
+
+  def text(fd: int) -> str:
+    return b"".join(chunks[fd]).decode(errors="replace")
+
+  deadline = time.time() + timeout
+  try:
+    while not ready(text(out) + text(main)):
+      if proc.poll() is not None or time.time() > deadline:
+        raise AssertionError(f"the command {'ended' if proc.poll() is not None else 'timed out'} "
+                             f"before it was ready:\n{text(out)[-3000:]}\n"
+                             f"{screen(text(main))[-3000:]}")
+      time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=timeout)
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+      proc.wait()
+    for reader in readers:
+      reader.join(timeout=10)
+    os.close(main)
+    proc.stdout.close()
+  return subprocess.CompletedProcess(proc.args, proc.returncode, text(out),
+                                     screen(text(main)))
+
+
+def screen(text: str) -> str:
+  """What a terminal shows of `text`: each line as its last carriage return left it (a progress
+  bar redraws itself so), without the escape codes."""
+  text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r\n", "\n")
+  return "\n".join(next((part for part in reversed(line.split("\r")) if part.strip()), "")
+                   for line in text.split("\n"))
+
+
+def bar_shows(desc: str) -> Callable[[str], bool]:
+  """Whether a progress bar labelled `desc` shows some units done (`| n/total [`, n > 0)."""
+  pattern = re.compile(re.escape(desc) + r":[^\r\n]*\| *[1-9][0-9]*/[0-9?]+ \[")
+  return lambda output: pattern.search(output) is not None
+
+
 def assert_one_line_exit(proc: subprocess.CompletedProcess) -> None:
   assert proc.returncode == console.INTERRUPTED, proc.stderr
   assert "Traceback" not in proc.stderr, proc.stderr
@@ -89,6 +165,41 @@ def test_opponent_matches_ctrl_c_writes_the_matches_played(run_dir, tmp_path):
 
 
 # -- Ctrl-C in every long command: sent once it shows that it works -------------------------------
+
+
+@pytest.mark.slow
+def test_export_ctrl_c_writes_nothing(trained_run, tmp_path):
+  out = tmp_path / "export"
+  proc = sigint_when(bar_shows("export: collecting positions"), "export", "--checkpoint",
+                     str(trained_run("tic_tac_toe")), "--out", str(out), "--states", "3000",
+                     "--batch", "8")
+  assert_one_line_exit(proc)
+  assert f"interrupted: nothing written to {out}: the positions were" in proc.stderr
+  assert not out.exists()  # Not even the folder: nothing of an export is half there.
+
+
+def test_staged_files_appear_together_or_not_at_all(tmp_path):
+  """`files.staged`, where export writes: an interrupted block leaves the folder as it was (an
+  earlier export whole); a finished one replaces its files and drops the leftovers it names."""
+  out = tmp_path / "export"
+  out.mkdir()
+  (out / "meta.json").write_text("old")
+  (out / "activations.npz").write_text("old")
+  (out / "notes.txt").write_text("mine")
+  with pytest.raises(KeyboardInterrupt):
+    with files.staged(out, replaces=("meta.json", "activations.npz")) as stage:
+      (stage / "meta.json").write_text("new")
+      raise KeyboardInterrupt  # Ctrl-C before the rest was written.
+  assert sorted(p.name for p in out.iterdir()) == ["activations.npz", "meta.json", "notes.txt"]
+  assert (out / "meta.json").read_text() == "old"
+  with files.staged(out, replaces=("meta.json", "activations.npz")) as stage:
+    (stage / "meta.json").write_text("new")
+  assert sorted(p.name for p in out.iterdir()) == ["meta.json", "notes.txt"]
+  assert (out / "meta.json").read_text() == "new"
+  with pytest.raises(ValueError):
+    with files.staged(tmp_path / "fresh"):
+      raise ValueError
+  assert not (tmp_path / "fresh").exists()
 
 
 def test_a_held_interrupt_comes_once_the_block_ends():

@@ -23,6 +23,9 @@ run's self-play search with its noise) or from games of another agent (`random`,
 `mcts:<simulations>`, `alphabeta:<depth>`, or `policy`: the checkpoint's raw policy, sampled);
 every position is searched by the checkpoint all the same, for the policy and value columns.
 Identical positions are kept once.
+
+Progress shows on a terminal. The files appear together once all are written: Ctrl-C (or an
+error) before that writes nothing and leaves an earlier export in `--out` as it was.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import console
+from azjax import console, files
 from azjax.cli.common import check_counts, prog
 from azjax.runs import layout
+
+PARAMS = "params.npz"  # The network's parameters, beside the dataset's files (`dataset.FILES`).
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,38 +129,55 @@ def main(argv: list[str] | None = None) -> None:
                                        simulations=args.simulations or None)
 
   bar = console.progress(args.states, "export: collecting positions", unit="pos")
+  doing = "the positions were still being collected"
   try:
     states, table = dataset.collect(
         env, model, variables, search_config, num_states=args.states,
         key=jax.random.key(args.seed), batch=args.batch, policy=policy,
         opening_moves=args.opening_moves, on_round=console.reach(bar, args.states))
     bar.set_description_str("export: activations")
+    doing = "the activations were being computed"
     acts = {} if args.no_activations else dataset.activations(
         model, variables, np.asarray(states.observation))
+    bar.set_description_str("export: writing")
+    doing = "the files were being written"
+    # Into a folder first: an export is whole or not there (an earlier one's files left alone).
+    with files.staged(out, replaces=(*dataset.FILES, PARAMS)) as stage:
+      write(stage, env, config, run_dir, variables, table, acts,
+            f"{source}; search {search_config.algorithm} {search_config.simulations} "
+            f"simulations, gumbel_scale {search_config.gumbel_scale}; {args.opening_moves} "
+            f"random opening plies; seed {args.seed}")
   except KeyboardInterrupt:
-    console.interrupted(f"nothing written to {out}: the positions were still being collected")
+    console.interrupted(f"nothing written to {out}: {doing}")
     sys.exit(console.INTERRUPTED)
   finally:
     bar.close()
+  games_count = len(np.unique(table["game_id"]))
+  print(f"export: {len(table['game_id'])} positions from {games_count} games ({source}) "
+        f"-> {out}")
+  for name in sorted(p.name for p in out.iterdir() if p.name in (*dataset.FILES, PARAMS)):
+    print(f"  {name:18s} {(out / name).stat().st_size / 1e6:8.2f} MB")
+
+
+def write(directory: Path, env, config, run_dir: Path, variables, table: dict[str, np.ndarray],
+          acts: dict[str, np.ndarray], source: str) -> None:
+  """The export's files in `directory`: the dataset of `table` (`[N]` rows) and `acts`
+  (`dataset.save`, with its meta.json; `source` says how the positions were found) and the
+  network's parameters."""
+  from azjax.probe import dataset
+  from azjax.runs import checkpoint
+
   meta = dict(
       game=config.game, game_kwargs=config.game_kwargs(), checkpoint=str(run_dir),
       net=dataclasses.asdict(config.net_config()), num_actions=env.num_actions,
-      observation_shape=list(env.observation_shape),
-      source=f"{source}; search {search_config.algorithm} {search_config.simulations} "
-      f"simulations, gumbel_scale {search_config.gumbel_scale}; {args.opening_moves} random "
-      f"opening plies; seed {args.seed}",
+      observation_shape=list(env.observation_shape), source=source,
       concepts=dataset.concept_meta(env),
       # What the policy's indices mean: states.npz's "action" and the policy columns.
       action_moves=action_moves(env),
       # The run's training record (loss, games, evaluations per iteration).
       metrics=str(run_dir / layout.METRICS_JSONL))
-  dataset.save(out, dataset.Dataset(table=table, activations=acts, meta=meta))
-  checkpoint.export_npz(variables, out / "params.npz")
-  games_count = len(np.unique(table["game_id"]))
-  print(f"export: {len(table['game_id'])} positions from {games_count} games ({source}) "
-        f"-> {out}")
-  for name in sorted(p.name for p in out.iterdir()):
-    print(f"  {name:18s} {(out / name).stat().st_size / 1e6:8.2f} MB")
+  dataset.save(directory, dataset.Dataset(table=table, activations=acts, meta=meta))
+  checkpoint.export_npz(variables, directory / PARAMS)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,10 @@ from azjax.search import SearchConfig, search
 # (states [B], key) -> actions [B] int32: an `agents.Agent.policy`.
 Policy = Callable[[Any, jax.Array], jax.Array]
 
+# The files of an export, as `save` writes them.
+META, STATES, STATES_CSV, ACTIVATIONS = "meta.json", "states.npz", "states.csv", "activations.npz"
+FILES = (META, STATES, STATES_CSV, ACTIVATIONS)
+
 SCALAR_COLUMNS = ("game_id", "ply", "player", "action", "search_value", "network_value",
                   "outcome")
 
@@ -316,11 +320,11 @@ def save(directory: str | Path, dataset: Dataset) -> Path:
   if dataset.activations:
     meta["layers"] = {k: list(v.shape[1:]) for k, v in dataset.activations.items()}
   # Insertion order kept: "layers" lists the layers in forward order.
-  (directory / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-  np.savez(directory / "states.npz", **dataset.table)
-  write_csv(directory / "states.csv", dataset.table)
+  (directory / META).write_text(json.dumps(meta, indent=2) + "\n")
+  np.savez(directory / STATES, **dataset.table)
+  write_csv(directory / STATES_CSV, dataset.table)
   if dataset.activations:
-    np.savez_compressed(directory / "activations.npz", **dataset.activations)
+    np.savez_compressed(directory / ACTIVATIONS, **dataset.activations)
   return directory
 
 
@@ -345,13 +349,13 @@ def _fmt(value: Any) -> str:
 def load(directory: str | Path, *, with_activations: bool = True) -> Dataset:
   """Reads a directory written by `save` (activations only if present and asked for)."""
   directory = Path(directory)
-  if not (directory / "states.npz").exists():
-    raise FileNotFoundError(f"{directory}: no states.npz; is this a probing export?")
-  meta = json.loads((directory / "meta.json").read_text())
-  with np.load(directory / "states.npz") as data:
+  if not (directory / STATES).exists():
+    raise FileNotFoundError(f"{directory}: no {STATES}; is this a probing export?")
+  meta = json.loads((directory / META).read_text())
+  with np.load(directory / STATES) as data:
     table = {k: data[k] for k in data.files}
   acts = {}
-  path = directory / "activations.npz"
+  path = directory / ACTIVATIONS
   if with_activations and path.exists():
     with np.load(path) as data:
       order = list(meta.get("layers", {})) or data.files

@@ -202,6 +202,20 @@ def test_staged_files_appear_together_or_not_at_all(tmp_path):
   assert not (tmp_path / "fresh").exists()
 
 
+@pytest.mark.slow
+def test_efficiency_ctrl_c_writes_the_snapshots_scored(trained_run, tmp_path):
+  run, out = trained_run("tic_tac_toe"), tmp_path / "curves"  # Snapshots 2 and 4, twice.
+  proc = sigint_when(lambda _: (out / "a.jsonl").exists(), "efficiency", f"a={run}",
+                     f"b={run}", "--out", str(out), "--simulations", "0,32")
+  assert_one_line_exit(proc)
+  assert re.search(r"a \(1/2\):.*snapshot", proc.stderr)  # Its bar showed.
+  scored = {name: files.read_jsonl(out / f"{name}.jsonl") if (out / f"{name}.jsonl").exists()
+            else [] for name in "ab"}
+  assert scored["a"] and len(scored["a"]) + len(scored["b"]) < 4
+  assert [r["iteration"] for r in scored["a"]] == [2, 4][:len(scored["a"])]
+  assert "### a" in (out / "curves.md").read_text() and (out / "mistakes.png").exists()
+
+
 def test_a_held_interrupt_comes_once_the_block_ends():
   """`console.held_interrupt` (around orbax's restores): a Ctrl-C inside the block lets it
   finish, then raises; Python's handler is back afterwards."""

@@ -3,7 +3,8 @@
 Scores every network snapshot of each run on the solver benchmark (`azjax.evaluate.curves`) and
 writes `DIR/<NAME>.jsonl` (one row per snapshot), `DIR/mistakes.png` (mistake rate against training
 minutes), `DIR/mistakes_positions.png` (against self-play positions) and `DIR/curves.md` (the
-rows as a table). `--replot` redraws from the JSONL files already in DIR.
+rows as a table). `--replot` redraws from the JSONL files already in DIR. A run's JSONL grows as
+each snapshot is scored: Ctrl-C keeps the rows scored, and the plots and the table show them.
 
     azjax efficiency baseline=runs/c4_base candidate=runs/c4_new \
         --out results/efficiency/connect_four
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--out", required=True, help="directory for the curves and plots")
   parser.add_argument("--positions", default=None,
                       help="labelled positions, a file or a shipped set's name (strong); "
-                      "default: the game's set in results/")
+                      "default: the game's packaged set")
   parser.add_argument("--simulations", default="0,32",
                       help="0 = the raw policy; others: search with that many simulations")
   parser.add_argument("--every", type=int, default=1, help="score every k-th snapshot")
@@ -84,10 +85,12 @@ def main(argv: list[str] | None = None) -> None:
     runs = parse_runs(args.runs)
     for number, (name, run_dir) in enumerate(runs.items(), 1):
       rows: list[dict] = []
+      jsonl = out / f"{name}.jsonl"
       bar = console.progress(None, f"{name} ({number}/{len(runs)})", unit="snapshot")
 
-      def on_row(row, done, total, bar=bar, rows=rows):
+      def on_row(row, done, total, bar=bar, rows=rows, jsonl=jsonl):
         rows.append(row)
+        files.write_jsonl(rows, jsonl)  # At once: Ctrl-C, or a crash, keeps the rows scored.
         bar.total = total
         bar.update(1)
 
@@ -106,8 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         bar.close()
       if rows:
         by_run[name] = rows
-        print(f"{name}: {len(rows)} snapshots -> "
-              f"{files.write_jsonl(rows, out / f'{name}.jsonl')}")
+        print(f"{name}: {len(rows)} snapshots -> {jsonl}")
       if interrupted:
         break
     if not by_run:  # Ctrl-C before the first snapshot was scored.

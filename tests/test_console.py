@@ -19,6 +19,7 @@ from typing import Callable
 import pytest
 
 from azjax import console, files
+from azjax.cli import probe as probe_cli
 from azjax.config import Config
 from azjax.runs import driver
 
@@ -165,6 +166,22 @@ def test_opponent_matches_ctrl_c_writes_the_matches_played(run_dir, tmp_path):
 
 
 # -- Ctrl-C in every long command: sent once it shows that it works -------------------------------
+
+
+@pytest.mark.slow
+def test_probe_ctrl_c_writes_the_networks_probed(trained_run, tmp_path):
+  run, out = trained_run("breakthrough"), tmp_path / "probe"  # Snapshots 2 and 4 (final).
+  proc = sigint_when(lambda output: "probe: network 2 done" in output, "probe", "--run",
+                     str(run), "--out", str(out), "--states", "120", "--batch", "16",
+                     "--seeds", "2", "--sweep-seeds", "1", "--tcav-runs", "2",
+                     "--concepts", "material,capture_available,must_defend")
+  assert_one_line_exit(proc)
+  assert re.search(r"probe:.*\| *[1-9][0-9]*/[0-9]+ \[", proc.stderr)  # Its bar showed.
+  rows = probe_cli._read_csv(out / "scores.csv")
+  # The controls and the first snapshot were probed before Ctrl-C: their rows are written.
+  assert {"input", "init", "2"} <= {r["checkpoint"] for r in rows}
+  assert "Interrupted (Ctrl-C)" in (out / "summary.md").read_text()
+  assert (out / "dataset.json").exists() and not (out / "layers.png").exists()
 
 
 @pytest.mark.slow

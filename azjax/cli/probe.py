@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sys
 import time
@@ -43,7 +44,7 @@ from typing import Any, Sequence
 import jax
 import numpy as np
 
-from azjax import console
+from azjax import console, files
 from azjax.cli.common import check_counts, command_line, prog
 from azjax.runs import layout
 
@@ -102,13 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _csv(path: Path, rows: Sequence[dict]) -> None:
+  """`rows` as a CSV table, written atomically (a Ctrl-C while writing leaves the old file)."""
   if not rows:
     return
-  with open(path, "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-    writer.writeheader()
-    for row in rows:
-      writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+  text = io.StringIO(newline="")
+  writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+  writer.writeheader()
+  for row in rows:
+    writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+  files.write_atomic(path, text.getvalue())
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -411,7 +414,10 @@ def main(argv: list[str] | None = None) -> None:
   from azjax.runs import checkpoint
 
   started = time.time()
-  config = checkpoint.read_config(run_dir)
+  try:
+    config = checkpoint.read_config(run_dir)
+  except (FileNotFoundError, ValueError) as err:
+    sys.exit(f"error: {err}")
   if args.replot:
     write_plots(out, _read_csv(out / "summary.csv"), _read_csv(out / "tcav.csv"),
                 _read_csv(out / "causal.csv"), title=f"{config.game} {config.rows}x"
@@ -420,6 +426,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"probe: redrew the plots in {out}")
     return
   env = games.make(config.game, **config.game_kwargs())
+  try:
+    known = concepts_lib.concepts_for(env)  # Before the positions: a game may have none.
+  except ValueError as err:
+    sys.exit(f"error: {err}")
   model = nets.make(config.net_config(), env.num_actions)
   abstract = dataset.abstract_network(model, env.observation_shape)
   networks = dataset.run_networks(run_dir, abstract, snapshots=args.run is not None)
@@ -432,7 +442,6 @@ def main(argv: list[str] | None = None) -> None:
 
   ds, obs, source = positions(args, config, env, model, final_variables)
   concept_names = _split(args.concepts) or ds.concept_names
-  known = concepts_lib.concepts_for(env)
   for name in concept_names:
     if name not in known:
       sys.exit(f"error: unknown concept {name!r}; known: {', '.join(known)}")
@@ -537,8 +546,8 @@ def main(argv: list[str] | None = None) -> None:
   if not interrupted:
     lines += summary_lines(summary, tcav_rows, causal_rows, final=final_label, kinds=kinds,
                            runs=args.tcav_runs)
-  (out / "summary.md").write_text("\n".join(lines) + "\n")
-  (out / "dataset.json").write_text(json.dumps(dict(
+  files.write_atomic(out / "summary.md", "\n".join(lines) + "\n")
+  files.write_atomic(out / "dataset.json", json.dumps(dict(
       positions=len(ds), games=int(len(np.unique(ds.groups))), source=source,
       positive_share=balance, concepts=ds.meta.get("concepts", {})), indent=2) + "\n")
   print("\n".join(lines))

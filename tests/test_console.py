@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import tiny
 
 from azjax import console, files
 from azjax.cli import probe as probe_cli
 from azjax.config import Config
-from azjax.runs import driver
+from azjax.runs import checkpoint, driver, layout
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -233,6 +234,36 @@ def test_efficiency_ctrl_c_writes_the_snapshots_scored(trained_run, tmp_path):
   assert "### a" in (out / "curves.md").read_text() and (out / "mistakes.png").exists()
 
 
+@pytest.mark.slow
+def test_sweep_ctrl_c_saves_the_runs_after_their_iteration(tmp_path):
+  """Ctrl-C in a sweep's first group: its runs finish the iteration in flight and are saved
+  (checkpoint, network, final.json); the second group never starts; the summary is written."""
+  config = tmp_path / "tiny.json"
+  config.write_text(tiny.TINY.to_json())
+  sweep_dir = tmp_path / "sweeps" / "tiny"
+
+  def training(_):
+    return any(files.read_jsonl(p) for p in sweep_dir.glob(f"*/{layout.METRICS_JSONL}"))
+
+  proc = sigint_when(training, "sweep", "--game", "tic_tac_toe", "--config", str(config),
+                     "--iterations", "100000", "--grid", "hidden=16,32", "--seeds", "0,1",
+                     "--out", str(tmp_path / "sweeps"), "--name", "tiny", "--no-memory-check")
+  assert proc.returncode == console.INTERRUPTED, proc.stderr
+  assert "Traceback" not in proc.stderr, proc.stderr
+  assert proc.stdout.count("stopping after this iteration") == 1
+  assert re.search(r"group 1:.*\| *[1-9][0-9]*/100000 \[", proc.stderr)  # Its bar showed.
+  info = json.loads((sweep_dir / "sweep.json").read_text())
+  (first, second), (timing,) = info["groups"], info["timings"]
+  assert timing["stopped_by"] == "interrupt" and len(first) == 2
+  for name in first:
+    run = sweep_dir / name
+    last = files.read_jsonl(run / layout.METRICS_JSONL)[-1]["iteration"]
+    assert checkpoint.manager(run).latest_step() == last == timing["iterations"]
+    assert layout.model_path(run).is_dir() and (run / layout.SWEEP_RESULT).exists()
+  assert all(not layout.run_files(sweep_dir / name) for name in second)
+  assert (sweep_dir / "summary.md").exists()
+
+
 def test_a_held_interrupt_comes_once_the_block_ends():
   """`console.held_interrupt` (around orbax's restores): a Ctrl-C inside the block lets it
   finish, then raises; Python's handler is back afterwards."""
@@ -245,6 +276,13 @@ def test_a_held_interrupt_comes_once_the_block_ends():
   assert finished and signal.getsignal(signal.SIGINT) is signal.default_int_handler
   with console.held_interrupt():  # No Ctrl-C: nothing raised.
     pass
+
+
+def test_progress_is_quiet_in_a_pipe():
+  """Without a terminal (here stderr is pytest's capture) a command's bar draws nothing."""
+  bar = console.progress(10, "work")
+  assert bar.disable
+  bar.close()
 
 
 def test_each_keeps_the_units_done(capsys):

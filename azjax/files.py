@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -46,7 +47,9 @@ def staged(directory: str | os.PathLike, replaces: Sequence[str] = ()) -> Iterat
   try:
     yield stage
     written = sorted(stage.iterdir())
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Only the main thread may set a handler (and only there does Ctrl-C raise).
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
       for name in set(replaces) - {p.name for p in written}:
         (directory / name).unlink(missing_ok=True)

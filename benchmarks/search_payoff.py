@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import agents
+from azjax import agents, runs
 from azjax.games import base
 from azjax.runs import checkpoint
 from azjax.solver import benchmark as sb
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
   start = time.time()
   sections = []
   for run in args.run:
-    game = agents.run_game(run).name
+    game = runs.run_game(run).name
     path = sb.positions_path(game, args.positions)
     positions = sb.Positions.load(path)
     sections.append(report(run, positions, variants, simulations, buckets, args.seed))

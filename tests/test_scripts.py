@@ -68,3 +68,21 @@ def test_solver_windows_table(tmp_path, capsys):
   path = _metrics(tmp_path, rows)
   solver_windows.main(["--windows", "1-60,61-100", f"run={path}"])
   assert "| run | 10.0 / 5.0 (1) | 10.0 / 5.0 (1) | 100.0 |" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_search_payoff_tables_a_trained_run(trained_run, tmp_path):
+  """benchmarks.search_payoff end to end on a tiny Connect Four run and 20 strong positions."""
+  import numpy as np
+
+  from azjax.solver import benchmark as sb
+  from benchmarks import search_payoff
+
+  strong = sb.Positions.load(sb.positions_path("connect_four", "strong"))
+  path = strong.subset(np.arange(0, len(strong), 50)).save(tmp_path / "strong20.npz")
+  out = tmp_path / "payoff.md"
+  search_payoff.main(["--run", str(trained_run("connect_four")), "--positions", str(path),
+                      "--simulations", "4", "--out", str(out)])
+  text = out.read_text()
+  assert "| positions | decisive | raw policy | gumbel 4 |" in text, text
+  assert "(20; " in text

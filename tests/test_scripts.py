@@ -63,11 +63,17 @@ def test_join_sessions_makes_counters_cumulative(tmp_path):
 def test_solver_windows_table(tmp_path, capsys):
   from benchmarks import solver_windows
 
-  rows = [{"iteration": i, "seconds": 60 * i, "solver/policy/mistake_rate": 0.1,
-           "solver/search32/mistake_rate": 0.05} for i in range(0, 101, 50)]
+  rows = [{"iteration": i, "seconds": 60 * i, "positions": 8 * i,
+           "solver/policy/mistake_rate": 0.1, "solver/search32/mistake_rate": 0.05}
+          for i in range(0, 101, 50)]
   path = _metrics(tmp_path, rows)
-  solver_windows.main(["--windows", "1-60,61-100", f"run={path}"])
+  solver_windows.main(["--windows", "1-60,61-100", f"run={path}", "--plot",
+                       str(tmp_path / "curves.png")])
   assert "| run | 10.0 / 5.0 (1) | 10.0 / 5.0 (1) | 100.0 |" in capsys.readouterr().out
+  assert solver_windows.curve(path) == [
+      {"positions": 8 * i, "policy/mistake_rate": 0.1, "search32/mistake_rate": 0.05}
+      for i in (50, 100)]
+  assert (tmp_path / "curves.png").stat().st_size > 0
 
 
 @pytest.mark.slow

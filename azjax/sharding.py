@@ -20,13 +20,18 @@ leading `[K]` axis. Over `D` devices it uses a 2-D mesh ("configs", "data") of s
 `(gcd(K, D), D / gcd(K, D))`: configurations are spread over the first axis (no communication
 between them at all) and each one's batches over the second.
 
-Many hosts: call `jax.distributed.initialize()` at the start of every process (on a GPU or TPU
-cluster its arguments are found in the environment); `jax.devices()` then lists the devices of
-every host, and the same mesh and shardings span them. Nothing here changes.
+Many hosts (docs/multihost.md): every process calls `initialize_distributed` before anything
+else touches JAX (on a SLURM, Open MPI, Kubernetes or Cloud TPU cluster its arguments are found in
+the environment); `jax.devices()` then lists the devices of every host, and the same mesh and
+shardings span them. Each process holds its own devices' shards; `is_primary` names the one
+that writes the files, `barrier` lines the processes up around those writes, and `local_copy`
+brings a network whole onto this process's first device, for work that each process does alone
+(evaluation matches).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Any, Sequence
@@ -38,6 +43,90 @@ from jax.sharding import PartitionSpec as P
 
 DATA = "data"  # the batch axis: games, replay rows, minibatch examples
 CONFIGS = "configs"  # a sweep's configuration axis
+
+
+# -- Many processes --------------------------------------------------------------------------------
+
+
+def initialize_distributed(coordinator: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None, *,
+                           heartbeat_timeout: int | None = None) -> None:
+  """Joins this process to the others of a multi-process run (`jax.distributed.initialize`).
+
+  Must come before anything starts JAX's backends (a computation, `jax.devices()`). Arguments
+  left None are read from the cluster's environment (SLURM, Open MPI, Kubernetes, Cloud TPU), or
+  from `JAX_COORDINATOR_ADDRESS`.
+
+  Args:
+    coordinator: `HOST:PORT` of process 0, which runs the coordination service there.
+    num_processes: how many processes take part.
+    process_id: this process's number, `0 <= process_id < num_processes`.
+    heartbeat_timeout: seconds without word from a process after which the service declares it
+      dead and every other process ends (None: JAX's default, 100 s).
+  Raises:
+    ValueError: what JAX could not find (e.g. no coordinator outside a known cluster).
+    RuntimeError: the processes did not all connect within JAX's initialization timeout.
+  """
+  # The CPU's collectives across processes need an implementation; gloo is the one that comes
+  # with jaxlib (JAX 0.10 chooses it by default, older versions chose none). On GPUs and TPUs
+  # this setting is unused.
+  if getattr(jax.config, "jax_cpu_collectives_implementation", "gloo") is None:
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+  timeouts = {} if heartbeat_timeout is None else {"heartbeat_timeout_seconds": heartbeat_timeout}
+  jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes,
+                             process_id=process_id, **timeouts)
+
+
+def is_primary() -> bool:
+  """Whether this process writes the files: process 0 (the only one without `jax.distributed`)."""
+  return jax.process_index() == 0
+
+
+_BARRIERS = itertools.count()  # Every process passes the same barriers in the same order.
+
+
+def barrier(name: str, *, timeout: float = 1200.0) -> None:
+  """Waits until every process has reached the barrier `name` (nothing with one process).
+
+  It is the coordination service's barrier (the service `initialize_distributed` joined), not a
+  collective on the devices: it compiles nothing and waits up to `timeout` seconds for a late
+  process. The first run of a collective waits far less for the others: on CPUs, gloo gives
+  them 30 s to join a group of devices it has not connected yet, and one process may well
+  compile for longer than that after another (on a `--resume`, process 0 loads the program from
+  the compilation cache, which JAX writes from process 0 only, and the others compile it). A
+  process that dies meanwhile ends the wait once the heartbeat timeout declares it dead.
+  """
+  if jax.process_count() == 1:
+    return
+  from jax._src import distributed  # noqa: PLC0415 (the client has no public name)
+
+  distributed.global_state.client.wait_at_barrier(f"azjax/{next(_BARRIERS)}/{name}",
+                                                  int(timeout * 1000))
+
+
+def local_copy(tree: Any) -> Any:
+  """`tree` whole on this process's first device (`jax.local_devices()[0]`).
+
+  A network replicated over a mesh that spans processes lives partly on devices this process
+  cannot use; work that each process does by itself (an evaluation match, identical on every
+  process) needs its own copy. A replicated array gives its local copy; one split over
+  processes is gathered from all of them (a collective: every process must call this).
+  """
+  device = jax.local_devices()[0]
+
+  def one(x):
+    if not isinstance(x, jax.Array) or x.is_fully_addressable:
+      return jax.device_put(x, device)
+    if x.is_fully_replicated:
+      return jax.device_put(x.addressable_shards[0].data, device)
+    from jax.experimental import multihost_utils  # noqa: PLC0415
+
+    return jax.device_put(multihost_utils.process_allgather(x, tiled=True), device)
+
+  return jax.tree.map(one, tree)
+
+
+# -- Meshes ----------------------------------------------------------------------------------------
 
 
 def make_mesh(devices: Sequence[Any] | None = None, *, num_configs: int = 0) -> Mesh:
@@ -129,7 +218,7 @@ def check_divisible(config: Any, mesh: Mesh | None) -> None:
 def describe(mesh: Mesh | None) -> str:
   """`"8 x cpu (data=8)"`: for logs."""
   if mesh is None:
-    device = jax.devices()[0]
+    device = jax.local_devices()[0]
     return f"1 x {device.platform} ({device.device_kind})"
   axes = ", ".join(f"{name}={size}" for name, size in mesh.shape.items())
   return f"{mesh.devices.size} x {mesh.devices.flat[0].platform} ({axes})"

@@ -82,14 +82,15 @@ def restore(mngr: ocp.CheckpointManager, abstract_state: Any, step: int | None =
 
   Args:
     abstract_state: a TrainState of the same config (e.g. a fresh one); only its structure,
-      shapes and dtypes are used.
+      shapes, dtypes and shardings are used (a leaf without a sharding, from `jax.eval_shape`,
+      is restored onto this process's first device).
   """
   # Orbax restores with an asyncio loop that a KeyboardInterrupt inside garbles: Ctrl-C waits.
   with console.held_interrupt():
     step = mngr.latest_step() if step is None else step
     if step is None:
       raise FileNotFoundError(f"{mngr.directory}: no checkpoint to restore")
-    target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+    target = jax.tree.map(_on_local_device, abstract_state)
     try:
       restored = mngr.restore(step, args=ocp.args.Composite(
           state=ocp.args.StandardRestore(_without_empty(target)), meta=ocp.args.JsonRestore()))
@@ -229,9 +230,14 @@ def list_models(run_dir: str | os.PathLike) -> list[tuple[int, Path]]:
 def load_model(run_dir: str | os.PathLike, abstract_variables: dict,
                step: int | None = None) -> dict:
   """Reads `run_dir/model` (or with `step`, the snapshot `run_dir/models/<step>`), or else the
-  model item of the latest checkpoint."""
+  model item of the latest checkpoint.
+
+  Leaves of `abstract_variables` that have a sharding (arrays placed on a mesh) are restored
+  so; the others (`jax.eval_shape`'s) onto this process's first device, whatever devices the run
+  was trained on: orbax would otherwise look for the devices that saved them.
+  """
   with console.held_interrupt():  # As in `restore`.
-    target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_variables)
+    target = jax.tree.map(_on_local_device, abstract_variables)
     if step is not None:
       path = layout.model_path(run_dir, step)
       if not path.exists():
@@ -248,6 +254,16 @@ def load_model(run_dir: str | os.PathLike, abstract_variables: dict,
       raise FileNotFoundError(f"{run_dir}: neither model/ nor checkpoints/ holds a network")
     return mngr.restore(step, args=ocp.args.Composite(
         model=ocp.args.StandardRestore(target))).model
+
+
+def _on_local_device(x: Any) -> jax.ShapeDtypeStruct:
+  """The restore target of `x`: its shape, dtype and sharding, or without a sharding this
+  process's first device."""
+  target = ocp.utils.to_shape_dtype_struct(x)
+  if getattr(target, "sharding", None) is not None:
+    return target
+  device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+  return jax.ShapeDtypeStruct(target.shape, target.dtype, sharding=device)
 
 
 def flat_names(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:

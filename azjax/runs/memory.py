@@ -1,6 +1,9 @@
 """Device memory: a shape-only estimate of what a run needs, checked before anything compiles,
 for a single run (`check_run`) and for a sweep's group of runs vmapped together
 (`check_group`). A run that would not fit is refused with a message that says what to lower.
+
+Each process checks its own host: its own devices (`jax.local_devices()`), and on a CPU the
+share of the mesh's devices that it holds, which share its memory.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def device_memory(device: Any = None) -> int | None:
   An accelerator reports its allocator's limit (`memory_stats()["bytes_limit"]`); the CPU's
   devices share the host's physical memory.
   """
-  device = device or jax.devices()[0]
+  device = device or jax.local_devices()[0]
   try:
     stats = device.memory_stats()
   except Exception:  # Not every backend implements it.
@@ -106,6 +109,14 @@ def _gib(n: float) -> str:
   return f"{n / 2**30:.2f} GiB"
 
 
+def _on_this_host(mesh: Any) -> int:
+  """How many of `mesh`'s devices this process holds (1 without a mesh): on a CPU they share
+  its memory; with several processes the others hold the rest, in theirs."""
+  if mesh is None:
+    return 1
+  return sum(d.process_index == jax.process_index() for d in mesh.devices.flat)
+
+
 def check_group(group: Any, estimate: MemoryEstimate, mesh: Any, limit: int | None,
                 index: int = 0) -> None:
   """Raises ValueError if `group`, spread over `mesh`, needs more than 90% of `limit`."""
@@ -114,14 +125,14 @@ def check_group(group: Any, estimate: MemoryEstimate, mesh: Any, limit: int | No
   data = sharding.data_size(mesh)
   along_configs = sharding.configs_size(mesh)
   runs_per_device = -(-len(group) // along_configs)
-  cpu = jax.devices()[0].platform == "cpu"
-  if cpu:  # The CPU's "devices" share one memory: compare the total.
-    devices = 1 if mesh is None else mesh.devices.size
-    need = len(group) * estimate.per_device(data) * (data if devices > 1 else 1)
+  device = jax.local_devices()[0]
+  cpu = device.platform == "cpu"
+  if cpu:  # The CPU's "devices" share one memory: compare the total of this host's.
+    need = runs_per_device * estimate.per_device(data) * _on_this_host(mesh)
     where = f"this host's {_gib(limit)} of memory"
   else:
     need = runs_per_device * estimate.per_device(data)
-    where = f"the {_gib(limit)} of one {jax.devices()[0].device_kind}"
+    where = f"the {_gib(limit)} of one {device.device_kind}"
   if need <= 0.9 * limit:
     return
   per_run = need / (len(group) if cpu else runs_per_device)
@@ -144,9 +155,9 @@ def check_run(trainer: Trainer, mesh: Any = None, limit: int | None = -1) -> Non
     return
   estimate = estimate_memory(trainer)
   data = sharding.data_size(mesh)
-  device = jax.devices()[0]
-  if device.platform == "cpu":  # The CPU's "devices" share one memory: compare the total.
-    need = estimate.per_device(data) * data
+  device = jax.local_devices()[0]
+  if device.platform == "cpu":  # The CPU's "devices" share one memory: compare this host's.
+    need = estimate.per_device(data) * _on_this_host(mesh)
     where = f"this host's {limit / 2**30:.2f} GiB of memory"
   else:
     need = estimate.per_device(data)

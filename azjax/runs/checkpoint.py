@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
-from azjax import console, replay
+from azjax import console, replay, sharding
 
 # A run directory's config.json is read and written by azjax.config (which does not import
 # orbax); they are re-exported here beside the rest of a run directory's files.
@@ -142,10 +142,12 @@ def restore_intact(mngr: ocp.CheckpointManager, abstract_state: Any, *, log=prin
     for bad, err in failed:
       directory = Path(mngr.directory)
       aside = directory / f"{bad}.unreadable"
-      os.replace(directory / str(bad), aside)
+      if sharding.is_primary():  # With several processes, one renames it for all.
+        os.replace(directory / str(bad), aside)
       log(f"checkpoint {bad} in {directory} does not restore ({_one_line(err)}); resuming "
           f"from checkpoint {step} (the unreadable one is kept as {aside.name})")
     if failed:
+      sharding.barrier("unreadable checkpoints set aside")
       mngr.reload()  # It lists its steps once; the unreadable ones are gone now.
     return state, meta, step
   raise ValueError(f"{mngr.directory}: no checkpoint restores: "

@@ -5,6 +5,11 @@ It checks everything before writing anything (the config, the run directory, the
 estimate, a warm start's network), sets up or resumes the run, and hands it to the outer loop
 (`azjax.runs.loop`, which a sweep's groups share), with gating as a step after the iteration
 (`azjax.runs.gating`) when the config asks for it.
+
+With several processes (`azjax.sharding.initialize_distributed`) every process runs this same
+function on its share of the devices: each checks, trains, evaluates and takes part in saving
+and restoring every checkpoint (orbax writes each process's shards of the state), and the
+first one alone writes the rest of the run directory (config.json, metrics, plots).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from azjax import sharding
 from azjax.config import Config
 from azjax.evaluate.evaluators import Evaluator, SolverEvaluator
 from azjax.runs import checkpoint, gating, layout, loop
@@ -53,20 +59,23 @@ class Summary:
 
 
 def _warn(message: str) -> None:
-  print(f"warning: {message}", file=sys.stderr, flush=True)
+  if sharding.is_primary():  # The others would say the same.
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def _mesh(devices: int | None):
   """A ("data",) mesh over the first `devices` devices, or None for a single device."""
   available = jax.devices()
   count = len(available) if devices is None else devices
+  if jax.process_count() > 1 and count != len(available):
+    # The first devices of the list would leave some processes without any.
+    raise ValueError(f"devices={devices}: a run of {jax.process_count()} processes trains on "
+                     f"all of their {len(available)} devices")
   if not 1 <= count <= len(available):
     raise ValueError(f"devices={devices}: this machine has {len(available)} "
                      f"({available[0].platform})")
   if count == 1:
     return None
-  from azjax import sharding  # noqa: PLC0415
-
   return sharding.make_mesh(available[:count])
 
 
@@ -101,8 +110,19 @@ def learning(trainer: Trainer, solver: SolverEvaluator | None = None) -> loop.Le
     return {"iteration": state.iteration, "positions": state.positions,
             "games": state.games_finished, "sgd_steps": state.sgd_steps}
 
+  evaluator = Evaluator(trainer)
+
+  # Each process plays the same matches on a device of its own (the network replicated over a
+  # mesh that spans processes is partly on devices it cannot use; on one process, the matches
+  # then run once rather than on every device of the mesh at once).
+  def evaluate(variables, key):
+    return evaluator.evaluate(sharding.local_copy(variables), key)
+
+  def score(variables, key):
+    return solver(sharding.local_copy(variables), key)
+
   return loop.Learning(settings=config, variables=Trainer.variables, counters=counters,
-                       evaluate=Evaluator(trainer).evaluate, solver=solver,
+                       evaluate=evaluate, solver=score if solver is not None else None,
                        schedules=schedules(config))
 
 
@@ -128,7 +148,9 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   """Trains `config` in `run_dir`, evaluating and checkpointing as configured.
 
   Nothing is written until every check has passed: the config, the run directory
-  (`azjax.runs.layout.check_run_dir`) and the memory estimate.
+  (`azjax.runs.layout.check_run_dir`) and the memory estimate. With several processes each
+  calls this with the same arguments and `run_dir` on a filesystem that all of them see; the
+  first writes the files, and every one writes its shards of the checkpoints.
 
   Args:
     config: the run's configuration (validated here, before anything compiles).
@@ -164,11 +186,16 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
   # Loads the labelled positions: a missing file stops the run before it writes.
   solver_evaluator = SolverEvaluator(trainer) if config.solver_every else None
   # -- Every check passed: from here on the run writes. ---------------------------------------
-  if overwrite:
+  primary = sharding.is_primary()
+  sharding.barrier("run directory checked")  # No process checks what the first has written.
+  if overwrite and primary:
     removed = layout.clear_run(run_dir)
     if removed:
       _warn(f"--overwrite: removed the earlier run's {', '.join(removed)} from {run_dir}")
-  checkpoint.write_config(run_dir, config)
+  if primary:
+    checkpoint.write_config(run_dir, config)
+  # Nor opens the checkpoints before the first has cleared them (--overwrite).
+  sharding.barrier("run directory ready")
   mngr = checkpoint.manager(run_dir)
   state = trainer.init()
   have_checkpoint = False
@@ -180,12 +207,13 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
       state, _, _ = checkpoint.restore_intact(mngr, state, log=_warn)
       state = trainer.place(state)
       have_checkpoint = True
-    prune_metrics(run_dir, int(state.iteration))
+    if primary:
+      prune_metrics(run_dir, int(state.iteration))
   elif init_from is not None:
     state = trainer.place(_warm_start(trainer, state, init_from))
   step = _phases(trainer, config, mesh)
   run = loop.RunOutput(run_dir=run_dir, manager=mngr,
-                       writer=loop.MetricsWriter(run_dir, tensorboard),
+                       writer=loop.MetricsWriter(run_dir, tensorboard) if primary else None,
                        last_saved=int(state.iteration), have_checkpoint=have_checkpoint,
                        seconds_before=loop.seconds_before(run_dir, int(state.iteration)))
   # Ctrl-C: finish the iteration in flight, checkpoint, and stop.
@@ -201,5 +229,5 @@ def train_and_evaluate(config: Config, run_dir: str | Path, *, resume: bool = Fa
                  games=int(state.games_finished), minutes=result.train_seconds / 60,
                  compile_seconds=result.compile_seconds, final_eval=final_eval,
                  checkpoint_dir=Path(mngr.directory), model_dir=run.model_dir,
-                 metrics_file=run.writer.csv_path, plots=run.plots,
+                 metrics_file=run_dir / layout.METRICS_CSV, plots=run.plots,
                  stopped_by=result.stopped_by)

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from azjax import console, files, plots
+from azjax import console, files, plots, sharding
 from azjax.config import Config
 from azjax.games.base import unstack_state
 from azjax.runs import checkpoint, layout
@@ -185,7 +185,7 @@ def committed(tree: Any) -> Any:
   one (where it lives anyway). A fresh state is uncommitted and a restored one committed, and
   JAX compiles the two to different programs: without this the first `--resume` of a run misses
   the compilation cache. A placed (sharded) state is committed already and stays as it is."""
-  device = jax.devices()[0]
+  device = jax.local_devices()[0]  # This process's (`jax.devices()[0]` is process 0's).
   return jax.tree.map(lambda x: jax.device_put(x, device)
                       if isinstance(x, jax.Array) and not x.committed else x, tree)
 
@@ -392,6 +392,9 @@ def compile_step(step: Callable, *args, log=print) -> float:
   # The jitted function keeps what this compiles: its first call does not compile again.
   step.lower(*args).compile()
   seconds = time.time() - start
+  # With several processes, the first call's collectives wait for all of them: not long enough
+  # for one that compiles while another loaded the program from the cache.
+  sharding.barrier("compiled the training iteration")
   log(f"compiled in {seconds:.1f} s")
   return seconds
 

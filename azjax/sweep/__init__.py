@@ -301,7 +301,7 @@ def train_group(group: Group, index: int, sweep_dir: Path, *, mesh: Any = None,
   results = [RunResult(run=run, group=index, run_dir=sweep_dir / run.name) for run in group.runs]
   # With several hosts, every process trains and checkpoints (orbax saves collectively) and the
   # first one alone writes metrics and plots.
-  primary = jax.process_index() == 0
+  primary = sharding.is_primary()
   outputs = []
   for result in results:
     if primary:
@@ -467,13 +467,17 @@ def run_sweep(base: Config, grid: dict[str, Sequence[Any]], sweep_dir: str | Pat
       if layout.run_files(run_dir):
         raise ValueError(f"{run_dir} already holds a run; choose another sweep name or "
                          "directory")
-  sweep_dir.mkdir(parents=True, exist_ok=True)
+  # With several processes, every one has checked before the first one writes.
+  primary = sharding.is_primary()
+  sharding.barrier("sweep directory checked")
   info = {"command": command, "game": base.game, "base": json.loads(base.to_json()),
           "grid": {k: [format_value(v) if not isinstance(v, str) else v for v in vs]
                    for k, vs in grid.items()},
           "seeds": list(seeds) if seeds is not None else None,
           "groups": [[run.name for run in g.runs] for g, _, _ in planned]}
-  (sweep_dir / "sweep.json").write_text(json.dumps(info, indent=2) + "\n")
+  if primary:
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / "sweep.json").write_text(json.dumps(info, indent=2) + "\n")
   for i, (group, mesh, estimate) in enumerate(planned):
     log(f"group {i + 1}/{len(planned)}: {len(group)} runs vmapped on "
         f"{sharding.describe(mesh)}, ~{_gib(estimate.per_device(sharding.data_size(mesh)))} "
@@ -491,8 +495,9 @@ def run_sweep(base: Config, grid: dict[str, Sequence[Any]], sweep_dir: str | Pat
       results += group_results
       timings.append(timing)
   info["timings"] = [dataclasses.asdict(t) for t in timings]
-  (sweep_dir / "sweep.json").write_text(json.dumps(info, indent=2) + "\n")
-  files = (write_summary(sweep_dir, results, timings, command=command, grid_keys=list(grid))
-           if jax.process_index() == 0 else [])
+  files = []
+  if primary:
+    (sweep_dir / "sweep.json").write_text(json.dumps(info, indent=2) + "\n")
+    files = write_summary(sweep_dir, results, timings, command=command, grid_keys=list(grid))
   return SweepSummary(sweep_dir=sweep_dir, results=results, timings=timings, files=files,
                       interrupted=interrupted["flag"])

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from azjax import config as config_lib
 from azjax import console, games
-from azjax.cli.common import command_line, prog
+from azjax.cli.common import (
+  add_distributed_options,
+  command_line,
+  ending_together,
+  prog,
+  start_distributed,
+)
 from azjax.cli.train import (
   add_compile_cache_options,
   add_settings_options,
@@ -40,7 +46,6 @@ def parse_seeds(text: str | None) -> list[int] | None:
 @console.command
 def main(argv: list[str] | None = None) -> None:
   from azjax import sweep  # The key lists; imports JAX but compiles nothing.
-  from azjax.sweep import timing as sweep_time
 
   parser = argparse.ArgumentParser(
       prog=prog("sweep"),
@@ -77,9 +82,7 @@ def main(argv: list[str] | None = None) -> None:
   add_compile_cache_options(parser)
   parser.add_argument("--no-progress", action="store_true",
                       help="no progress bar (there is none when stderr is not a terminal)")
-  parser.add_argument("--distributed", action="store_true",
-                      help="call jax.distributed.initialize() first (one process per host; "
-                      "its arguments come from the cluster's environment)")
+  add_distributed_options(parser)
   parser.add_argument("--summarize", metavar="SWEEP_DIR", default=None,
                       help="only rewrite the summary files of an existing sweep directory")
   parser.add_argument("--dry-run", action="store_true",
@@ -93,14 +96,29 @@ def main(argv: list[str] | None = None) -> None:
     return
   if not args.game:
     parser.error("--game is required")
+  # Before anything starts JAX's backends (the "auto" preset asks which there are).
+  primary = start_distributed(parser, args)
+  with ending_together(args):
+    _sweep(parser, args, argv, primary)
+
+
+def _sweep(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None,
+           primary: bool) -> None:
+  """The rest of `main`, once the processes of a distributed sweep have joined (`primary`:
+  this process prints and writes the files)."""
+  from azjax import sweep
+  from azjax.sweep import timing as sweep_time
+
   try:
     base = build_config(args.game, args.preset, args.overrides, args.minutes, args.iterations,
                         config_file=args.config)
     grid = sweep.parse_grid(args.grid)
     seeds = parse_seeds(args.seeds)
     import jax
-    if args.distributed:
-      jax.distributed.initialize()
+    if args.devices and jax.process_count() > 1 and args.devices != len(jax.devices()):
+      # The first devices of the list would leave some processes without any.
+      raise ValueError(f"--devices {args.devices}: a sweep of {jax.process_count()} processes "
+                       f"trains on all of their {len(jax.devices())} devices")
     devices = jax.devices()[:args.devices] if args.devices else None
     planned = sweep.plan(base, grid, seeds, max_vmap=args.max_vmap, devices=devices,
                          memory_limit=None if args.no_memory_check else -1,
@@ -127,14 +145,15 @@ def main(argv: list[str] | None = None) -> None:
   use_compile_cache(args)
   try:
     summary = sweep.run_sweep(base, grid, sweep_dir, seeds, max_vmap=args.max_vmap,
-                              devices=devices, progress=not args.no_progress,
+                              devices=devices, progress=primary and not args.no_progress,
                               memory_limit=None if args.no_memory_check else -1,
                               loop_configs=args.loop_configs, command=command)
   except ValueError as err:
     print(f"error: {err}", file=sys.stderr)
     sys.exit(1)
   print("\n" + str(summary))
-  print((sweep_dir / "summary.md").read_text())
+  if primary:  # Which alone wrote it.
+    print((sweep_dir / "summary.md").read_text())
   if summary.interrupted:  # Ctrl-C: the runs stopped after their iteration and were saved.
     sys.exit(console.INTERRUPTED)
 

@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 
 from azjax import config as config_lib
-from azjax.cli.common import prog
+from azjax.cli.common import (
+  add_distributed_options,
+  distributed,
+  ending_together,
+  prog,
+  start_distributed,
+)
 
 
 def build_config(game: str, preset: str, overrides: list[str], minutes: float | None,
@@ -156,6 +162,7 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       "fresh optimizer, buffer and games)")
   parser.add_argument("--devices", type=int, default=None,
                       help="split the batches over this many devices (default: all)")
+  add_distributed_options(parser)
   add_compile_cache_options(parser)
   parser.add_argument("--no-progress", action="store_true",
                       help="no progress bar (there is none when stderr is not a terminal)")
@@ -174,6 +181,20 @@ def main(game: str, argv: list[str] | None = None) -> None:
     parser.exit(2, "error: --resume continues a run with its saved config; drop --config\n")
   if args.resume and args.overwrite:
     parser.exit(2, "error: --resume continues a run and --overwrite replaces it; give one\n")
+  if distributed(args) and args.run_dir is None:
+    # Each process would name its own new directory (by the second it started in).
+    parser.exit(2, "error: a run of several processes needs --run-dir DIR, on a filesystem "
+                "that every process sees\n")
+  # Before anything starts JAX's backends (the "auto" preset asks which there are).
+  primary = start_distributed(parser, args)
+  with ending_together(args):
+    _train(parser, args, game, primary)
+
+
+def _train(parser: argparse.ArgumentParser, args: argparse.Namespace, game: str,
+           primary: bool) -> None:
+  """The rest of `main`, once the processes of a distributed run have joined (`primary`: this
+  process prints and writes the files)."""
   preset = args.preset or "auto"
   try:
     preset_name = config_lib.resolve_preset_name(preset, game)
@@ -201,7 +222,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
   from azjax.runs.driver import NaNLossError, train_and_evaluate  # Imports JAX: after arg checks.
   try:
     summary = train_and_evaluate(config, run_dir, resume=args.resume, overwrite=args.overwrite,
-                                 progress=not args.no_progress, tensorboard=args.tensorboard,
+                                 progress=primary and not args.no_progress,
+                                 tensorboard=args.tensorboard,
                                  init_from=args.init_from, devices=args.devices,
                                  memory_limit=None if args.no_memory_check else -1)
   except (ValueError, FileNotFoundError, NaNLossError) as err:

@@ -101,8 +101,10 @@ def start_distributed(parser: argparse.ArgumentParser, args: argparse.Namespace)
                                     heartbeat_timeout=args.heartbeat_timeout)
   except (ValueError, RuntimeError) as err:
     what = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    parser.exit(1, f"error: --distributed: {what} (outside SLURM, Open MPI, Kubernetes or "
-                "Cloud TPU, give --coordinator HOST:PORT --num-processes N --process-id I)\n")
+    # A ValueError: JAX found no cluster to fill in what the flags left out.
+    hint = (" (outside SLURM, Open MPI, Kubernetes or Cloud TPU, give --coordinator HOST:PORT "
+            "--num-processes N --process-id I)" if isinstance(err, ValueError) else "")
+    parser.exit(1, f"error: --distributed: {what}{hint}\n")
   if sharding.is_primary():
     return True
   # The file descriptor itself, so that what JAX's C++ prints there (gloo's "connected" lines)

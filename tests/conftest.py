@@ -67,7 +67,8 @@ def pytest_unconfigure(config):
 # in collection order) start on them and end on short files instead of one worker running
 # test_tdleaf.py alone at the end. Any file not named keeps its place after these.
 HEAVIEST_FIRST = ("test_distributed.py", "test_tdleaf.py", "test_alphabeta.py", "test_driver.py",
-                  "test_search.py", "test_sharding.py", "test_selfplay.py", "test_successor_targets.py",
+                  "test_search.py", "test_sharding.py", "test_selfplay.py",
+                  "test_successor_targets.py",
                   "test_curves.py", "test_checkpoint.py", "test_sweep.py", "test_imports.py",
                   "test_play_web.py", "test_augment.py", "test_resume_cache.py",
                   "test_gating.py", "test_klent.py", "test_console.py")

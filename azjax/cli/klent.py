@@ -15,7 +15,7 @@ from pathlib import Path
 
 from azjax import games
 from azjax.cli.common import prog
-from azjax.cli.train import new_run_dir
+from azjax.cli.train import add_settings_options, new_run_dir
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,12 +35,7 @@ def main(argv: list[str] | None = None) -> None:
                       "may change)")
   parser.add_argument("--overwrite", action="store_true",
                       help="replace the run in --run-dir (its training outputs are removed)")
-  parser.add_argument("--config", default=None, metavar="FILE",
-                      help="KLENT settings from a JSON or TOML file (such as --print-config "
-                      "writes, or a run's klent.json) over the defaults; --set overrides them")
-  parser.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="a KLENT setting, also one from --config "
-                      "(repeatable; --print-config lists them)")
+  add_settings_options(parser, "a KLENT setting (--print-config lists them)")
   parser.add_argument("--no-progress", action="store_true", help="no progress bar")
   parser.add_argument("--print-config", action="store_true",
                       help="print every setting with its value and help, then exit")

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--preset", default="auto",
                       help="auto (a GPU preset with an accelerator, else a CPU one) or one of: "
                       + ", ".join(config_lib.PRESETS))
-  add_settings_options(parser, "a base config field")
+  add_settings_options(parser, "a base config field (search.simulations=32; docs/config.md "
+                       "lists them)")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget of each group; its clock starts once the "
                       "group's iteration has compiled")

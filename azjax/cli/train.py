@@ -73,15 +73,16 @@ def new_run_dir(preset_name: str, root: str | Path = "runs", now: float | None =
 
 
 def add_settings_options(parser: argparse.ArgumentParser, what: str = "a config field") -> None:
-  """--config FILE (settings over the preset's, `config.read_settings`) and --set KEY=VALUE
-  (over both); `what` names what --set overrides in its help."""
+  """--config FILE (settings over the command's defaults, `config.read_settings`) and --set
+  KEY=VALUE (over both), for every learner's command; `what` names what --set overrides in its
+  help (and where the keys are listed)."""
   parser.add_argument("--config", default=None, metavar="FILE",
                       help="settings from a JSON or TOML file (such as --print-config writes, "
-                      "or a run's config.json) over the preset's; --set overrides them")
+                      "or a run's settings file) over the defaults (a preset's); --set "
+                      "overrides them")
   parser.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help=f"override {what}, also one from --config "
-                      "(repeatable), by name or section.name (search.simulations=32); "
-                      "docs/config.md lists them")
+                      "(repeatable), by name or section.name")
 
 
 def print_config(config: config_lib.Config, fmt: str = "auto") -> None:
@@ -139,7 +140,8 @@ def main(game: str, argv: list[str] | None = None) -> None:
                       help="auto (the default: a GPU preset with an accelerator, else a CPU "
                       "one) or one of: " + ", ".join(config_lib.PRESETS)
                       + "; with --resume the run's saved config is used instead")
-  add_settings_options(parser)
+  add_settings_options(parser, "a config field (search.simulations=32; docs/config.md lists "
+                       "them)")
   parser.add_argument("--minutes", type=float, default=None,
                       help="training time budget: the training iterations' own time, not "
                       "compiling, evaluating or saving (with --resume: minutes more, on top of "

@@ -75,6 +75,12 @@ def distributed(args: argparse.Namespace) -> bool:
                                                          args.process_id))
 
 
+def _first_line(err: BaseException) -> str:
+  """The first line of an error's message (JAX's run on for pages), or its type's name."""
+  text = str(err).strip()
+  return text.splitlines()[0] if text else type(err).__name__
+
+
 def start_distributed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
   """Joins the other processes if `args` ask for it (`add_distributed_options`), before
   anything starts JAX; returns whether this process is the primary one, which prints and
@@ -100,7 +106,7 @@ def start_distributed(parser: argparse.ArgumentParser, args: argparse.Namespace)
     sharding.initialize_distributed(args.coordinator, args.num_processes, args.process_id,
                                     heartbeat_timeout=args.heartbeat_timeout)
   except (ValueError, RuntimeError) as err:
-    what = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    what = _first_line(err)
     # A ValueError: JAX found no cluster to fill in what the flags left out.
     hint = (" (outside SLURM, Open MPI, Kubernetes or Cloud TPU, give --coordinator HOST:PORT "
             "--num-processes N --process-id I)" if isinstance(err, ValueError) else "")
@@ -139,7 +145,7 @@ def ending_together(args: argparse.Namespace):
       print("stopped (Ctrl-C)", file=sys.stderr)
       status = 130
     elif type(err).__name__ in ("JaxRuntimeError", "XlaRuntimeError"):
-      what = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+      what = _first_line(err)
       print(f"error: a collective operation across the run's processes failed ({what}): most "
             "likely another process stopped; see its output for why. This one stops too.",
             file=sys.stderr)

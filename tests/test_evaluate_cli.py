@@ -275,3 +275,16 @@ def test_opponent_specs():
   text = evaluate.build_parser().format_help()
   for kind in tournament.OPPONENT_KINDS:
     assert agents.KINDS[kind].help_line() in text
+
+
+@pytest.mark.slow
+def test_pool_reads_a_tdleaf_runs_game_through_its_kind(tmp_path_factory, tmp_path):
+  """A TD-Leaf run (no config.json: its `tdleaf.json` names Slider 4x4) plays a round robin
+  with its alpha-beta player, on its own board."""
+  from test_play import tiny_tdleaf_run
+
+  run = tiny_tdleaf_run(tmp_path_factory)
+  evaluate.main(["--pool", str(run), "random", "--games", "2", "--out", str(tmp_path)])
+  rows = files.read_jsonl(tmp_path / "matches.jsonl")
+  assert len(rows) == 1 and rows[0]["wins"] + rows[0]["draws"] + rows[0]["losses"] == 2
+  assert rows[0]["game"].startswith("slider") and rows[0]["agent_a"].startswith("tdleaf-d2")

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from azjax import files
 from azjax.klent import KlentConfig, Learner, lambda_returns, policy_target
 from azjax.klent.config import ConfigError
 from azjax.runs import checkpoint
@@ -180,6 +181,13 @@ def test_run_trains_resumes_and_loads_as_any_run(tmp_path):
 
   assert all_runs.network_config(run_dir).game == "tic_tac_toe"
   assert play._load_network(run_dir).model is not None
+  # A pool reads its game through the run kinds: a KLENT run plays a round robin.
+  from azjax.cli import evaluate
+
+  evaluate.main(["--pool", str(run_dir), "random", "--games", "2", "--simulations", "2",
+                 "--out", str(tmp_path / "pool")])
+  rows = files.read_jsonl(tmp_path / "pool" / "matches.jsonl")
+  assert len(rows) == 1 and rows[0]["wins"] + rows[0]["draws"] + rows[0]["losses"] == 2
 
 
 def test_the_klent_command(capsys, monkeypatch):

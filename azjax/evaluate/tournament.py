@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import jax
 
-from azjax import agents, arena, games
+from azjax import agents, arena, games, runs
 from azjax.runs import checkpoint
 
 
@@ -139,16 +139,18 @@ def score_matrix_markdown(names: Sequence[str], scores: dict[tuple[int, int], fl
 
 
 def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str, Any]]:
-  """`(game, options)` that every run directory of a pool plays (from their config.json, before
-  any network loads), or `game` when there is none. The options are the rules
-  (`rules_options`): the runs may differ in their networks' encodings.
+  """`(game, options)` that every run directory of a pool plays, read through its run kind
+  (`azjax.runs.run_game`: an AlphaZero, TD-Leaf or KLENT run alike) before any network loads,
+  or `game` when there is none. The options are the rules (`rules_options`): the runs may
+  differ in their networks' encodings.
 
   Raises:
     ValueError: the runs play different games (or rules), or `game` names another game, or
       there is neither a run nor `game`.
+    FileNotFoundError: a directory holds no run.
   """
-  played = {d: checkpoint.read_config(d) for d in run_dirs}
-  ids = {d: (c.game, rules_options(c)) for d, c in played.items()}
+  played = {d: runs.run_game(d) for d in run_dirs}
+  ids = {d: (env.name, rules_options(env)) for d, env in played.items()}
   distinct = sorted(set(ids.values()))
   if game is not None and any(g[0] != game for g in distinct):
     raise ValueError(f"--game {game} but the run directories are "
@@ -161,11 +163,11 @@ def pool_game(run_dirs: Sequence[str], game: str | None) -> tuple[str, dict[str,
   return (distinct[0][0], dict(distinct[0][1])) if distinct else (game, {})
 
 
-def rules_options(config) -> tuple[tuple[str, Any], ...]:
-  """A run config's game options that are rules (not `encoding_options`), sorted: runs equal in
-  them play each other (`azjax.runs.load` gives each network its own encoding)."""
-  encoding = games.game_class(config.game).encoding_options
-  return tuple(sorted((k, v) for k, v in config.game_kwargs().items() if k not in encoding))
+def rules_options(env) -> tuple[tuple[str, Any], ...]:
+  """A game object's options that are rules (not its `encoding_options`), sorted: runs equal
+  in them play each other (`azjax.runs.load` gives each network its own encoding)."""
+  return tuple(sorted((k, v) for k, v in env.options().items()
+                      if k not in env.encoding_options))
 
 
 def split_snapshot(item: str) -> tuple[str, int | None]:

@@ -232,3 +232,15 @@ def test_klent_reads_back_the_settings_it_prints(capsys, tmp_path):
     with pytest.raises(SystemExit) as info:
       cli.main(["klent", "connect_four", "--config", *argv, "--print-config"])
     assert info.value.code == 2 and why in capsys.readouterr().err, argv
+
+
+def test_eval_every_zero_evaluates_at_the_end_only():
+  """As an AlphaZero run's: `eval_every=0` leaves one evaluation, at the last iteration (the
+  loop's `is_last`); `eval_games=0` none."""
+  import dataclasses
+
+  from azjax.klent import runs
+
+  at_end = runs.learning(Learner(dataclasses.replace(TINY, eval_every=0, eval_games=2)))
+  assert at_end.evaluate is not None
+  assert runs.learning(Learner(dataclasses.replace(TINY, eval_games=0))).evaluate is None

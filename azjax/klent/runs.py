@@ -42,7 +42,8 @@ def learning(learner: Learner) -> loop.Learning:
   """
   config = learner.config
   player = Player(config.player_config(), learner.game, learner.model)
-  evaluator = Evaluator(player) if config.eval_every and config.eval_games else None
+  # As an AlphaZero run's: eval_every = 0 evaluates at the end only; eval_games = 0 never.
+  evaluator = Evaluator(player) if config.eval_games else None
   solver = SolverEvaluator(player) if config.solver_every else None
 
   def counters(state: KlentState) -> dict[str, Any]:

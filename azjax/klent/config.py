@@ -80,7 +80,7 @@ class KlentConfig:
   min_buffer: int = _SELFPLAY(512, "samples in the buffer before SGD starts",
                               unit="positions", check=AT_LEAST_0)
 
-  alpha: float = _KLENT(0.03, "entropy weight: the target's temperature when beta = 0",
+  alpha: float = _KLENT(0.1, "entropy weight: the target's temperature when beta = 0",
                         check=AT_LEAST_0)
   beta: float = _KLENT(1.0, "reverse-KL weight: how far one update may move from the "
                        "previous policy (larger: smaller steps)", check=AT_LEAST_0)

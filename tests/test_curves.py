@@ -27,9 +27,11 @@ def test_solver_curve_of_every_snapshot(tmp_path):
   small = positions.subset(np.arange(0, len(positions), 15))
   path = small.save(tmp_path / "ttt.npz")
   out = tmp_path / "curves"
-  efficiency.main([f"tiny={run}", "--out", str(out), "--positions", str(path),
+  # Two runs (the same one twice, under two names): each gets its curve.
+  efficiency.main([f"tiny={run}", f"again={run}", "--out", str(out), "--positions", str(path),
                    "--simulations", "0,4"])
   rows = files.read_jsonl(out / "tiny.jsonl")
+  assert files.read_jsonl(out / "again.jsonl") == rows
   metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
   assert [r["iteration"] for r in rows] == [2, 4]
   # Each row carries its snapshot's training time from the run's own metrics.

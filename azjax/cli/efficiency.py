@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from azjax import console, files, plots
+from azjax import runs as run_kinds
 from azjax.cli.common import command_line, prog
 from azjax.evaluate import curves
 from azjax.solver import benchmark as solver_benchmark
@@ -95,8 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         bar.update(1)
 
       try:
-        from azjax import runs  # noqa: PLC0415
-        path = solver_benchmark.positions_path(runs.run_game(run_dir).name, args.positions)
+        path = solver_benchmark.positions_path(run_kinds.run_game(run_dir).name,
+                                               args.positions)
         positions = solver_benchmark.Positions.load(path)
         curves.solver_curve(run_dir, positions, simulations=simulations, every=args.every,
                             on_row=on_row)

@@ -54,9 +54,18 @@ def _both_colours(env, text, swap):
   return base.stack_states([white, black] * (BATCH // 2))
 
 
+def _values(env, states, **options):
+  """`alphabeta.search_values`, jitted: one compilation instead of op-by-op dispatch of the
+  vmapped tree (several times faster on a CPU)."""
+  return np.asarray(jax.jit(functools.partial(alphabeta.search_values, env, **options))(states))
+
+
+# Deep: Connect Four and Breakthrough are drawn and stepped like tic-tac-toe (one mover a turn);
+# tic-tac-toe and checkers (multi-jumps, the same mover again) cover the agent's paths.
 @pytest.mark.slow
-@pytest.mark.parametrize("name,depth", [("tic_tac_toe", 3), ("connect_four", 3),
-                                        ("breakthrough", 2), ("checkers", 2)])
+@pytest.mark.parametrize("name,depth", [
+    ("tic_tac_toe", 3), pytest.param("connect_four", 3, marks=pytest.mark.deep),
+    pytest.param("breakthrough", 2, marks=pytest.mark.deep), ("checkers", 2)])
 def test_legal_on_random_positions(name, depth):
   env, agent = _env(name), _agent(name, depth)
   step = jax.jit(jax.vmap(functools.partial(base.step_autoreset, env)))
@@ -185,8 +194,10 @@ def test_checkers_evaluation_by_hand():
 
 # Depth 4 sees a tic-tac-toe fork coming (its move, the fork, its block, the win), so it should
 # not lose to random play; depth 3 loses a few percent of its games as the second player.
+# Deep: Connect Four's match checks the same agent against the same opponent as tic-tac-toe's.
 @pytest.mark.slow
-@pytest.mark.parametrize("name,depth,num_games", [("tic_tac_toe", 4, 20), ("connect_four", 3, 10)])
+@pytest.mark.parametrize("name,depth,num_games", [
+    ("tic_tac_toe", 4, 20), pytest.param("connect_four", 3, 10, marks=pytest.mark.deep)])
 def test_beats_random(name, depth, num_games):
   env = _env(name)
   result = arena.play(env, _agent(name, depth), agents.make("random", env), num_games,
@@ -232,17 +243,16 @@ def test_selective_search_wide_enough_equals_full_width():
   # Breakthrough 5x5 has at most 3 * 10 = 30 legal actions: width 30 drops none of them.
   env = games.make("breakthrough", rows=5, cols=5)
   states = _random_positions(env, BATCH, 5, seed=6)
-  full = alphabeta.search_values(env, states, depth=2)
-  wide = alphabeta.search_values(env, states, depth=2, prior=_index_prior, width=30)
-  np.testing.assert_array_equal(np.asarray(full), np.asarray(wide))
+  full = _values(env, states, depth=2)
+  wide = _values(env, states, depth=2, prior=_index_prior, width=30)
+  np.testing.assert_array_equal(full, wide)
 
 
 @pytest.mark.slow
 def test_selective_search_expands_only_the_priors_best_actions():
   env = _env("connect_four")
   states = _random_positions(env, BATCH, 4, seed=7)
-  values = np.asarray(alphabeta.search_values(env, states, depth=2, prior=_index_prior,
-                                              width=2))
+  values = _values(env, states, depth=2, prior=_index_prior, width=2)
   mask = np.asarray(states.legal_action_mask)
   for row, legal in zip(values, mask):
     searched = np.flatnonzero(legal)[:2]  # the two lowest legal columns
@@ -289,7 +299,7 @@ def test_network_alphabeta_uses_the_networks_value_and_policy():
   # Depth 1, full width: the agent plays the child whose value is best for the mover.
   agent = agents.make_network_alphabeta(env, model=model, variables=variables, depth=1,
                                            width=None)
-  values = np.asarray(alphabeta.search_values(env, states, depth=1, evaluation=evaluation))
+  values = _values(env, states, depth=1, evaluation=evaluation)
   actions = np.asarray(agent.act(states, jax.random.key(11)))
   np.testing.assert_array_equal(values[np.arange(BATCH), actions], values.max(axis=1))
   # Selective: legal moves on random positions, and named after its depth and width.
@@ -321,7 +331,7 @@ def test_root_search_is_what_the_agent_plays():
   action, values = jax.jit(functools.partial(alphabeta.root_search, env, depth=2))(
       state, jax.random.key(1))
   states = base.stack_states([state] * BATCH)
-  np.testing.assert_array_equal(values, alphabeta.search_values(env, states, depth=2)[0])
+  np.testing.assert_array_equal(values, _values(env, states, depth=2)[0])
   c1 = env.move_to_action(state, "c1")
   assert int(action) == c1
   np.testing.assert_array_equal(_agent("tic_tac_toe", 2).act(states, jax.random.key(2)), c1)
@@ -338,10 +348,16 @@ def _random_evaluation(env):
   return lambda state: 0.9 * jnp.tanh(jnp.sum(state.observation * weights))
 
 
+# Deep: Breakthrough, checkers and Slider (the costliest full-width trees, 15-30 s each) run
+# the same search as tic-tac-toe (terminal children) and Connect Four (4 plies of pruning);
+# checkers' same-mover sign is checked on every tier by
+# test_checkers_captures_last_piece_through_multi_jump.
 @pytest.mark.slow
 @pytest.mark.parametrize("name,depth,plies", [
-    ("tic_tac_toe", 3, 1), ("connect_four", 4, 4), ("breakthrough", 2, 10),
-    ("checkers", 2, 12), ("slider", 3, 6)])
+    ("tic_tac_toe", 3, 1), ("connect_four", 4, 4),
+    pytest.param("breakthrough", 2, 10, marks=pytest.mark.deep),
+    pytest.param("checkers", 2, 12, marks=pytest.mark.deep),
+    pytest.param("slider", 3, 6, marks=pytest.mark.deep)])
 def test_search_matches_full_width(name, depth, plies):
   """Alpha-beta's root value is the full-width negamax value, its move is a best move, its
   principal variation replays from the root to its leaf, and the leaf gives back the value;
@@ -383,7 +399,8 @@ def test_search_of_finished_and_decided_roots():
   win = positions.tic_tac_toe_position(env, ["a1", "a2", "b1", "b2"])  # X to move: c1 wins
   assert bool(over.terminated)
   for depth in (1, 3):
-    found = alphabeta.search(env, base.stack_states([over, win]), jax.random.key(0), depth=depth)
+    found = jax.jit(functools.partial(alphabeta.search, env, depth=depth))(
+        base.stack_states([over, win]), jax.random.key(0))
     assert int(found.nodes[0]) == 0 and bool(found.leaf_exact[0])
     assert env.action_to_move(win, int(found.action[1])) == "c1"
     assert float(found.value[1]) == alphabeta.WIN_SCORE - 1 and bool(found.leaf_exact[1])

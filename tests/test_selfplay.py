@@ -13,18 +13,27 @@ from azjax.games import base
 from azjax.search import SearchConfig
 
 
+def _zero_eval(variables, observation):
+  """A 'network' with no knowledge: zero logits and zero value (tic-tac-toe's 9 actions)."""
+  del variables
+  return jnp.zeros((observation.shape[0], 9)), jnp.zeros(observation.shape[0])
+
+
+@jax.jit
+def _capped_chunk(state, key, prob):
+  """3 moves with playout cap randomisation; `prob` is traced, so both parametrizations below
+  run one compiled program (half the test's time)."""
+  return selfplay.play_chunk(games.make("tic_tac_toe"), _zero_eval, SearchConfig(simulations=8),
+                             None, state, key, 3, cheap_config=SearchConfig(simulations=2),
+                             full_search_prob=prob)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("prob", [1e-9, 1.0])
 def test_playout_cap_randomisation_marks_policy_targets(prob):
   env = games.make("tic_tac_toe")
-
-  def eval_fn(variables, observation):
-    return jnp.zeros((observation.shape[0], env.num_actions)), jnp.zeros(observation.shape[0])
-
   state = selfplay.init(env, 4, 64, jax.random.key(0))
-  state, _ = selfplay.play_chunk(env, eval_fn, SearchConfig(simulations=8), None, state,
-                                 jax.random.key(1), 3, cheap_config=SearchConfig(simulations=2),
-                                 full_search_prob=prob)
+  state, _ = _capped_chunk(state, jax.random.key(1), prob)
   written = np.asarray(state.buffer.episode) >= 0
   assert written.sum() == 12
   assert bool(np.all(np.asarray(state.buffer.full_search)[written] == (prob == 1.0)))
@@ -86,8 +95,9 @@ def test_archive_writes_slots_in_turn_and_overwrites_its_oldest_rows():
   games4 = base.stack_states([_ttt_after(env, [cell]) for cell in range(4)])  # X on cell k
   archive = selfplay.init(env, 4, 8, jax.random.key(0), archive_size=3).archive
   assert int(archive.count) == 0 and archive.states.board.shape == (3, 9)
+  write = jax.jit(selfplay.archive_games, static_argnums=2)  # One program, not op by op.
   for _ in range(2):
-    archive = selfplay.archive_games(archive, games4, 2)
+    archive = write(archive, games4, 2)
   # Slots 0, 1, 2, 3 went to rows 0, 1, 2, 0: slot 3 overwrote slot 0.
   assert int(archive.count) == 4
   np.testing.assert_array_equal(archive.states.board, np.asarray(games4.board)[[3, 1, 2]])
@@ -98,14 +108,15 @@ def test_from_archive_draws_written_rows_with_its_probability():
   fresh = selfplay.fresh_games(env, jax.random.key(0), 64)
   archive = selfplay.init(env, 4, 8, jax.random.key(0), archive_size=8).archive
   key = jax.random.key(1)
+  draw = jax.jit(selfplay.from_archive)  # `prob` traced: one program for all four draws.
   # Empty: nothing to draw, even with probability 1.
-  chex.assert_trees_all_equal(selfplay.from_archive(archive, fresh, key, 1.0), fresh)
+  chex.assert_trees_all_equal(draw(archive, fresh, key, 1.0), fresh)
   marked = base.stack_states([_ttt_after(env, [cell]) for cell in (4, 5)])
   archive = selfplay.archive_games(archive, marked, 2)  # rows 0, 1 written; 2..7 never
-  drawn = np.asarray(selfplay.from_archive(archive, fresh, key, 1.0).board)
+  drawn = np.asarray(draw(archive, fresh, key, 1.0).board)
   assert {tuple(b) for b in drawn} == {tuple(b) for b in np.asarray(marked.board)}
-  chex.assert_trees_all_equal(selfplay.from_archive(archive, fresh, key, 0.0), fresh)
-  half = np.asarray(selfplay.from_archive(archive, fresh, key, 0.5).step_count)
+  chex.assert_trees_all_equal(draw(archive, fresh, key, 0.0), fresh)
+  half = np.asarray(draw(archive, fresh, key, 0.5).step_count)
   assert 16 < (half == 1).sum() < 48  # 64 coins of 1/2: about 32 from the archive
 
 @pytest.mark.slow

@@ -21,10 +21,14 @@ def uniform_eval(variables, observation):
   return jnp.zeros((batch, TTT.num_actions)), jnp.zeros(batch)
 
 
+# Jitted once: stepping op by op costs more than compiling the step.
+_TTT_STEP = jax.jit(TTT.step)
+
+
 def ttt_position(moves):
   state = TTT.init(jax.random.key(0))
   for move in moves:
-    state = TTT.step(state, TTT.move_to_action(state, move))
+    state = _TTT_STEP(state, TTT.move_to_action(state, move))
   return state
 
 
@@ -60,7 +64,7 @@ def test_search_blocks_the_loss_in_one():
 
 def test_recurrent_fn_signs():
   """Reward goes to the mover; discount -1 when the turn passes, 0 at the end."""
-  recurrent_fn = search.make_recurrent_fn(TTT, uniform_eval)
+  recurrent_fn = jax.jit(search.make_recurrent_fn(TTT, uniform_eval))
   state = ttt_position(["a1", "a2", "b1", "b2"])
   states = base.stack_states([state, state])
   win, other = TTT.move_to_action(state, "c1"), TTT.move_to_action(state, "c3")
@@ -94,7 +98,7 @@ def test_recurrent_fn_same_player_discount_checkers():
     return jnp.zeros((observation.shape[0], checkers.num_actions)), jnp.zeros(
         observation.shape[0])
 
-  recurrent_fn = search.make_recurrent_fn(checkers, eval_fn)
+  recurrent_fn = jax.jit(search.make_recurrent_fn(checkers, eval_fn))  # Both hops: one program.
   hop = checkers.move_to_action(state, "c3e5")
   out, children = recurrent_fn(None, jax.random.key(0), jnp.array([hop]),
                                base.stack_states([state]))
@@ -146,8 +150,9 @@ def test_action_value_without_a_search_is_the_network_value():
     return jnp.zeros((batch, TTT.num_actions)), jnp.full(batch, 0.25)
 
   forced = ttt_position(["c2", "a2", "b2", "b1", "c1", "c3", "a1", "b3"])
-  out = search.search(TTT, constant_eval, search.SearchConfig(simulations=8), None,
-                      base.stack_states([forced]), jax.random.key(0))
+  out = jax.jit(functools.partial(search.search, TTT, constant_eval,
+                                  search.SearchConfig(simulations=8), None))(
+      base.stack_states([forced]), jax.random.key(0))
   np.testing.assert_allclose(out.action_value, [0.25])
   np.testing.assert_allclose(out.root_value, [0.25])
 
@@ -160,8 +165,8 @@ def test_visit_temperature_action():
   np.testing.assert_array_equal(greedy, [1, 1])
   # Early moves sample in proportion to visits: never the unvisited action, both others seen.
   keys = jax.random.split(jax.random.key(1), 400)
-  sampled = jax.vmap(lambda k: search.visit_temperature_action(
-      k, probs, step_count, temperature=1.0, temperature_moves=3))(keys)
+  sampled = jax.jit(jax.vmap(lambda k: search.visit_temperature_action(
+      k, probs, step_count, temperature=1.0, temperature_moves=3)))(keys)
   first = np.asarray(sampled[:, 0])
   assert set(first.tolist()) == {1, 2}
   assert 0.6 < np.mean(first == 1) < 0.8
@@ -243,11 +248,15 @@ def _hashed_eval(num_actions):
 
 def _random_positions(game, count, plies, seed):
   """`count` states after up to `plies` uniformly random moves (finished games stop)."""
-  states = jax.vmap(game.init)(jax.random.split(jax.random.key(seed), count))
-  for ply, key in enumerate(jax.random.split(jax.random.key(seed + 1), plies)):
+  @jax.jit  # One program for every ply (40 plies of checkers op by op took seconds).
+  def advance(states, key, ply):
     stepped = jax.vmap(game.step)(states, base.uniform_legal_actions(key, states.legal_action_mask))
     live = ~states.terminated & (jnp.arange(count) % plies >= ply)  # staggered depths
-    states = jax.vmap(base.tree_select)(live, stepped, states)
+    return jax.vmap(base.tree_select)(live, stepped, states)
+
+  states = jax.vmap(game.init)(jax.random.split(jax.random.key(seed), count))
+  for ply, key in enumerate(jax.random.split(jax.random.key(seed + 1), plies)):
+    states = advance(states, key, ply)
   return states
 
 
@@ -261,9 +270,12 @@ def _recording(loop, name, traced):
   return recorded
 
 
+# Deep: tic-tac-toe with Gumbel; its terminal children are covered by tic-tac-toe with PUCT,
+# Gumbel's descent by checkers.
 @pytest.mark.slow
 @pytest.mark.parametrize("game_name,algorithm", [
-    ("tic_tac_toe", "gumbel"), ("tic_tac_toe", "puct"), ("checkers", "gumbel")])
+    pytest.param("tic_tac_toe", "gumbel", marks=pytest.mark.deep), ("tic_tac_toe", "puct"),
+    ("checkers", "gumbel")])
 def test_batched_loops_build_mctx_tree(game_name, algorithm, monkeypatch):
   """The batched descent and backward pass give the very tree mctx's own give: terminal children
   (tic-tac-toe), a mover who moves again (checkers' multi-jumps, discount +1), both algorithms."""

@@ -67,14 +67,16 @@ def test_recorded_leaves_give_back_the_root_values():
   assert live.all() and ended[:-1].any()
   assert (np.asarray(records.mover)[1:][ended[:-1]] == 0).all()
   flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), records.inputs)
-  evaluated = np.asarray(jax.vmap(lambda x: learner.evaluator.value(state.params, x))(flat))
+  evaluated = np.asarray(jax.jit(jax.vmap(lambda x: learner.evaluator.value(state.params, x)))(
+      flat))
   evaluated = evaluated.reshape(live.shape)
   exact = np.asarray(records.exact)
   value = np.asarray(records.value)
   rebuilt = np.where(exact, value, np.asarray(records.leaf_sign) * evaluated)
   np.testing.assert_allclose(rebuilt[live], value[live], atol=1e-5)
   # Player 0's side: values flip with the mover, exact ones are the sign of the result.
-  u = np.asarray(tdleaf.position_values(learner.evaluator, state.params, records))
+  u = np.asarray(jax.jit(functools.partial(tdleaf.position_values, learner.evaluator))(
+      state.params, records))
   mover = np.asarray(records.mover)
   np.testing.assert_allclose(np.where(mover == 0, u, -u)[live & ~exact],
                              value[live & ~exact], atol=1e-5)
@@ -86,9 +88,10 @@ def test_loss_has_no_gradient_from_exact_leaves_or_finished_plies():
   state = learner.init(jax.random.key(0))
   records = jax.jit(learner.play)(state.params, jax.random.key(2))
   hidden = records._replace(exact=jnp.ones_like(records.exact))
-  grads = jax.grad(functools.partial(tdleaf.td_loss, learner.evaluator, 0.7))(state.params, hidden)
+  loss_fn = functools.partial(tdleaf.td_loss, learner.evaluator, 0.7)
+  grads = jax.jit(jax.grad(loss_fn))(state.params, hidden)  # Jitted: op by op is slower.
   assert all(float(jnp.abs(g).max()) == 0.0 for g in jax.tree.leaves(grads))
-  loss = tdleaf.td_loss(learner.evaluator, 0.7, state.params, records)
+  loss = jax.jit(loss_fn)(state.params, records)
   assert np.isfinite(float(loss)) and float(loss) >= 0
 
 
@@ -98,12 +101,14 @@ def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
   params = learner.init(jax.random.key(0)).params
   play = jax.jit(learner.play)
   first, second = play(params, jax.random.key(3)), play(params, jax.random.key(4))
-  loss = functools.partial(tdleaf.td_loss, learner.evaluator, 0.7, params)
+  # Jitted (the replayed batches share one shape: one program), not op by op.
+  loss = jax.jit(functools.partial(tdleaf.td_loss, learner.evaluator, 0.7, params))
+  keep = jax.jit(tdleaf.keep)
   empty = jax.tree.map(lambda x: jnp.zeros((3,) + x.shape, x.dtype), first)
-  kept = tdleaf.keep(empty, first, 1)
+  kept = keep(empty, first, 1)
   np.testing.assert_allclose(float(loss(tdleaf.replayed(kept))), float(loss(first)), rtol=1e-6)
   # Two games' worth: the mean over every evaluated leaf of both, weighted by their counts.
-  kept = tdleaf.keep(kept, second, 2)
+  kept = keep(kept, second, 2)
   def count(t):
     return float(jnp.sum(t.live & ~t.exact))
   both = (loss(first) * count(first) + loss(second) * count(second)) / (
@@ -112,7 +117,7 @@ def test_replay_fits_every_kept_game_and_empty_slots_weigh_nothing():
   columns = tdleaf.replayed(kept).live.shape[1]
   assert columns == 3 * TINY.batch
   # A slot is overwritten in turn: writing `second` over slot 1 leaves no trace of `first`.
-  np.testing.assert_allclose(float(loss(tdleaf.replayed(tdleaf.keep(kept, second, 1)))),
+  np.testing.assert_allclose(float(loss(tdleaf.replayed(keep(kept, second, 1)))),
                              float(loss(second)), rtol=1e-5)
 
 

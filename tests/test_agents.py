@@ -160,8 +160,11 @@ def game_and_positions(request):
   return env, states
 
 
+# Deep: the random agent is `base.uniform_legal_actions`, whose actions test_api's
+# test_random_batched_play_to_the_end checks legal on every game in the full suite.
 @pytest.mark.slow
-@pytest.mark.parametrize("agent_name,kwargs", [("random", {}), ("mcts", {"simulations": 8})])
+@pytest.mark.parametrize("agent_name,kwargs", [
+    pytest.param("random", {}, marks=pytest.mark.deep), ("mcts", {"simulations": 8})])
 def test_actions_are_legal(game_and_positions, agent_name, kwargs):
   env, states = game_and_positions
   agent = agents.make(agent_name, env, **kwargs)

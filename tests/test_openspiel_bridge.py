@@ -37,9 +37,12 @@ def test_random_vs_openspiel_random(name):
   assert wins + draws + losses == 8
 
 
+# Deep: OpenSpiel's Python MCTS on the three larger games; tic-tac-toe checks the backend,
+# and the C++ bots check the bridge on every game.
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["cpp", "python"])
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name,backend", [
+    *((name, "cpp") for name in GAMES), ("tic_tac_toe", "python"),
+    *(pytest.param(name, "python", marks=pytest.mark.deep) for name in GAMES[1:])])
 def test_vs_small_mcts(name, backend):
   env = games.make(name)
   result = ob.play_vs_openspiel(env, agents.make("random", env),

@@ -236,9 +236,10 @@ def test_analysis_numbers_come_from_the_search(factory, trained_run):
   network = play._load_network(run_dir)
   search_config = network.config.search_config(evaluation=True, simulations=32,
                                                 algorithm="puct")
-  out = search.search(env, agents.network_eval_fn(network.model), search_config,
-                      network.variables,
-                      jax.tree.map(lambda x: x[None], state), key)
+  # Jitted: one compilation, not the search op by op.
+  out = jax.jit(lambda variables, states, key: search.search(
+      env, agents.network_eval_fn(network.model), search_config, variables, states, key))(
+          network.variables, jax.tree.map(lambda x: x[None], state), key)
   weights = {env.action_to_move(state, a): float(out.action_weights[0, a])
              for a in env.legal_actions(state)}
   q = {env.action_to_move(state, a): float(out.qvalues[0, a]) for a in env.legal_actions(state)}
@@ -689,7 +690,8 @@ def test_tdleaf_engine_is_the_runs_player(tdleaf_run, factory):
   _, agent = runs.load(tdleaf_run)
   assert analysis.action == int(agent.act(batched, key)[0])
   learner, params = tdleaf.load(tdleaf_run)
-  found = alphabeta.search(env, batched, key, depth=2, evaluation=learner.evaluation(params))
+  found = jax.jit(lambda states, key: alphabeta.search(  # Jitted: not op by op.
+      env, states, key, depth=2, evaluation=learner.evaluation(params)))(batched, key)
   assert analysis.action == int(found.action[0])
   assert analysis.value == pytest.approx(float(found.value[0]), abs=1e-5)
   assert analysis.value_kind == "score" and analysis.top == ()

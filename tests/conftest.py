@@ -66,16 +66,18 @@ def pytest_unconfigure(config):
     shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 
-# The files that take longest, longest first (the full suite's `--durations`, session 61): they
-# are collected first, so that pytest-xdist's workers (`--dist loadfile` hands out whole files
-# in collection order) start on them and end on short files instead of one worker running
-# test_tdleaf.py alone at the end. Any file not named keeps its place after these.
-HEAVIEST_FIRST = ("test_distributed.py", "test_tdleaf.py", "test_alphabeta.py", "test_driver.py",
-                  "test_search.py", "test_sharding.py", "test_selfplay.py",
-                  "test_successor_targets.py",
-                  "test_curves.py", "test_checkpoint.py", "test_sweep.py", "test_imports.py",
-                  "test_play_web.py", "test_augment.py", "test_resume_cache.py",
-                  "test_gating.py", "test_klent.py", "test_console.py")
+# The files that take longest, longest first (each file alone on one idle core, `--durations`,
+# with the emitters above; test_distributed.py's commands use both cores): they are collected
+# first, so that pytest-xdist's workers (`--dist loadfile` hands out whole files in collection
+# order) start on them and end on short files instead of one worker running a long file alone
+# at the end. Any file not named keeps its place after these.
+HEAVIEST_FIRST = ("test_distributed.py", "test_tdleaf.py", "test_console.py", "test_run_kinds.py",
+                  "test_driver.py", "test_evaluate_cli.py", "test_alphabeta.py", "test_play.py",
+                  "test_sharding.py", "test_search.py", "test_successor_targets.py",
+                  "test_play_web.py", "test_checkpoint.py", "test_nets.py", "test_api.py",
+                  "test_openspiel_bridge.py", "test_checkers.py", "test_curves.py",
+                  "test_sweep.py", "test_agents.py", "test_selfplay.py", "test_klent.py",
+                  "test_resume_cache.py", "test_scripts.py", "test_probe.py")
 
 
 def _heaviest_first(items):

@@ -221,7 +221,11 @@ def missing_gpu() -> bool:
 def command(main: Callable[..., Any]) -> Callable[..., Any]:
   """Wraps a command's `main`: a KeyboardInterrupt that reached it ends the process with one line
   and status 130, a `MissingExtra` (or a GPU backend JAX cannot start) with one line naming the
-  extra and how to install it, status 3."""
+  extra and how to install it, status 3. Ctrl-C's handler is given back as it was when the
+  command returns or exits: `interrupted` ignores a second Ctrl-C while the command writes
+  what it has, and a command called in-process (a notebook, a test) must not leave its
+  caller's Ctrl-C ignored, nor that of the subprocesses the caller starts later (an ignored
+  signal is inherited)."""
 
   @functools.wraps(main)
   def wrapped(*args, **kwargs):
@@ -229,6 +233,8 @@ def command(main: Callable[..., Any]) -> Callable[..., Any]:
       print(f"error: {MissingExtra('cuda', 'JAX_PLATFORMS asks for a GPU: it')}",
             file=sys.stderr, flush=True)
       sys.exit(MISSING_EXTRA)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if in_main else None
     try:
       return main(*args, **kwargs)
     except KeyboardInterrupt:
@@ -237,5 +243,8 @@ def command(main: Callable[..., Any]) -> Callable[..., Any]:
     except MissingExtra as err:
       print(f"error: {err}", file=sys.stderr, flush=True)
       sys.exit(MISSING_EXTRA)
+    finally:
+      if previous is not None:
+        signal.signal(signal.SIGINT, previous)
 
   return wrapped

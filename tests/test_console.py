@@ -278,6 +278,29 @@ def test_a_held_interrupt_comes_once_the_block_ends():
     pass
 
 
+def test_a_command_gives_back_the_ctrl_c_handler_it_found(capsys):
+  """A command run in-process (a notebook, a test) leaves Ctrl-C as it found it, whether it
+  wrote what it had after a Ctrl-C (`interrupted`, which ignores a second one) and returned, or
+  ended with status 130: an ignored SIGINT would also be inherited by every subprocess the
+  caller starts later, which then could not be stopped with Ctrl-C."""
+  @console.command
+  def writes_after_a_ctrl_c():
+    return console.interrupted("writing what is done")
+
+  @console.command
+  def stopped():
+    raise KeyboardInterrupt
+
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  assert writes_after_a_ctrl_c() is True
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  with pytest.raises(SystemExit) as exc:
+    stopped()
+  assert exc.value.code == console.INTERRUPTED
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  assert "interrupted: stopped" in capsys.readouterr().err
+
+
 def test_progress_is_quiet_in_a_pipe():
   """Without a terminal (here stderr is pytest's capture) a command's bar draws nothing."""
   bar = console.progress(10, "work")

@@ -199,10 +199,10 @@ def test_the_klent_command(capsys, monkeypatch):
   with pytest.raises(SystemExit) as info:
     cli.main(["klent", "--help"])
   assert info.value.code == 0 and capsys.readouterr().out.startswith("usage: azjax klent")
-  assert cli.main(["klent", "connect_four", "--print-config", "--set", "alpha=0.1",
+  assert cli.main(["klent", "connect_four", "--print-config", "--set", "alpha=0.2",
                    "--minutes", "3"]) == 0
   out = capsys.readouterr().out
-  assert 'game = "connect_four"' in out and "alpha = 0.1" in out and "minutes = 3.0" in out
+  assert 'game = "connect_four"' in out and "alpha = 0.2" in out and "minutes = 3.0" in out
   for argv, why in ((["--set", "alfa=0.1"], "did you mean alpha"),
                     (["--set", "sgd_steps=two"], "sgd_steps: expected int"),
                     (["--set", "game=connect_four"], "this command trains tic_tac_toe"),

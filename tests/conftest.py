@@ -4,8 +4,8 @@ Two markers make the tiers (README.md, "Developing"):
 - `slow`: left out of the quick tier, `python -m pytest -m "not slow"` (under 3 minutes on 2
   cores: rules, search, a training iteration, the command parsers); the full suite,
   `python -m pytest` (what `.ci/run` runs), runs them.
-- `deep`: exhaustive checks (deep perft, an 8-device sweep) that neither tier runs: opt in with
-  `--deep` (or `-m deep`).
+- `deep`: exhaustive checks (deep perft, sweeps over 8 devices and over 2 processes) that
+  neither tier runs: opt in with `--deep` (or `-m deep`).
 """
 
 import os

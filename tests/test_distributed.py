@@ -6,11 +6,14 @@
 The commands that do not depend on each other run at once (one module fixture starts them and
 waits), since each spends much of its time compiling or waiting for its other process:
 
-- a run of 4 iterations over 2 processes, the same run in one process over 4 simulated devices
-  for 6 iterations straight (the reference), and a sweep of 2 configurations over 2 processes
-  (a configs=2 x data=2 mesh);
+- a run of 4 iterations over 2 processes, and meanwhile the same run trained in this process on
+  its one device for 6 iterations straight (the reference: a run's numbers do not depend on how
+  many devices share it, `tests/test_sharding.py`; and this process has compiled its programs);
 - once the first is done, a `--resume` of it to 6 iterations, over 2 processes again, and a run
   whose process 1 is killed once it trains.
+
+A sweep of 2 configurations over 2 processes (a configs=2 x data=2 mesh) is a deep test (two
+more processes that compile the sweep's program: a sixth of the suite's time on 2 cores).
 
 Each process gets a working directory, HOME and temporary directory of its own, and a
 sitecustomize (`_SITECUSTOMIZE`) records every file it writes through Python (an audit hook):
@@ -35,7 +38,7 @@ import numpy as np
 import pytest
 import tiny
 
-from azjax.runs import checkpoint, layout
+from azjax.runs import checkpoint, driver, layout
 from azjax.runs.loop import read_metrics
 from azjax.train import Trainer
 
@@ -160,14 +163,16 @@ class Runs:
   tmp: Path
   trained: list[Process]  # 4 iterations over 2 processes
   resumed: list[Process]  # ... then 2 more
-  alone: list[Process]  # 6 iterations in one process over 4 devices
-  swept: list[Process]
   killed: list[Process]
   seconds_to_end: float  # from killing process 1 to the end of process 0
 
   @property
   def run_dir(self) -> Path:
     return self.tmp / "run"
+
+  @property
+  def alone(self) -> Path:  # 6 iterations in this process, on its one device
+    return self.tmp / "alone"
 
 
 @pytest.fixture(scope="module")
@@ -179,15 +184,11 @@ def runs(tmp_path_factory) -> Runs:
   everything: list[Process] = []
   deadline = time.monotonic() + LIMIT
   try:
-    # -- Everything that depends on nothing else, at once.
+    # -- The first run over 2 processes, and meanwhile the reference in this process.
     trained = _start(tmp, "trained", train + ["--run-dir", str(tmp / "run"), "--iterations", "4"])
-    alone = _start(tmp, "alone", train + ["--run-dir", str(tmp / "alone"), "--iterations", "6"],
-                   processes=1, devices=PROCESSES * DEVICES_EACH)
-    swept = _start(tmp, "swept", ["sweep", "--game", "tic_tac_toe", "--config", str(settings),
-                                  "--grid", "learning_rate=1e-3,3e-3", "--seeds", "0",
-                                  "--iterations", "2", "--out", str(tmp / "sweeps"),
-                                  "--name", "tiny", "--no-progress", "--set", "eval_games=0"])
-    everything += trained + alone + swept
+    everything += trained
+    driver.train_and_evaluate(dataclasses.replace(CONFIG, iterations=6), tmp / "alone",
+                              progress=False)
     _wait(trained, deadline)
     # -- Then the first run resumed, over 2 processes again, and a run that loses a process
     # (process 0 of each loads the iteration that the first run's process 0 compiled).
@@ -212,8 +213,8 @@ def runs(tmp_path_factory) -> Runs:
       seconds_to_end = time.monotonic() - start
     except subprocess.TimeoutExpired:  # Killed in `finally`; the test says so.
       seconds_to_end = float("inf")
-    _wait(alone + swept + resumed, deadline)
-    return Runs(tmp, trained, resumed, alone, swept, killed, seconds_to_end)
+    _wait(resumed, deadline)
+    return Runs(tmp, trained, resumed, killed, seconds_to_end)
   finally:
     for p in everything:
       if p.popen.poll() is None:
@@ -256,8 +257,8 @@ def _check_quiet(process: Process, *run_dirs: Path) -> None:
 @pytest.mark.slow
 def test_two_processes_train_as_one_process_over_their_devices(runs):
   """4 iterations, a checkpoint, and 2 more after a `--resume`, all over 2 processes, end with
-  the network that one process over 4 devices trains in 6 iterations straight."""
-  many, alone = read_metrics(runs.run_dir), read_metrics(runs.tmp / "alone")
+  the network that one device trains in 6 iterations straight."""
+  many, alone = read_metrics(runs.run_dir), read_metrics(runs.alone)
   # Every iteration logged once, by process 0 (a resumed run prunes and appends).
   assert [r["iteration"] for r in many] == [r["iteration"] for r in alone] == list(range(1, 7))
   for a, b in zip(many, alone):
@@ -271,7 +272,7 @@ def test_two_processes_train_as_one_process_over_their_devices(runs):
   # in another order across processes (gloo) than within one; a few SGD steps keep the
   # difference near 1e-8.
   jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6),
-               _variables(runs.run_dir), _variables(runs.tmp / "alone"))
+               _variables(runs.run_dir), _variables(runs.alone))
   assert "trained 6 iterations" in runs.resumed[0].stdout.read_text()
 
 
@@ -304,9 +305,30 @@ def test_only_process_0_writes_the_run_directory(runs):
   assert sorted(int(p.name) for p in (runs.run_dir / layout.MODELS).iterdir()) == [2, 4, 6]
 
 
-@pytest.mark.slow
-def test_a_sweep_over_two_processes(runs):
-  sweep_dir = runs.tmp / "sweeps" / "tiny"
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> tuple[Path, list[Process]]:
+  """A sweep of 2 configurations over the 2 processes (a configs=2 x data=2 mesh), and its
+  directory."""
+  tmp = tmp_path_factory.mktemp("distributed_sweep")
+  settings = tmp / "tiny.json"
+  settings.write_text(CONFIG.to_json())
+  processes = _start(tmp, "swept", ["sweep", "--game", "tic_tac_toe", "--config", str(settings),
+                                    "--grid", "learning_rate=1e-3,3e-3", "--seeds", "0",
+                                    "--iterations", "2", "--out", str(tmp / "sweeps"),
+                                    "--name", "tiny", "--no-progress", "--set", "eval_games=0"])
+  try:
+    _wait(processes, time.monotonic() + LIMIT)
+  finally:
+    for p in processes:
+      if p.popen.poll() is None:
+        p.popen.send_signal(signal.SIGKILL)
+        p.popen.wait()
+  return tmp / "sweeps" / "tiny", processes
+
+
+@pytest.mark.deep
+def test_a_sweep_over_two_processes(swept):
+  sweep_dir, processes = swept
   names = ["learning_rate=0.001,seed=0", "learning_rate=0.003,seed=0"]
   for name in ("summary.csv", "summary.md", "sweep.json", "curves.png"):  # No final.png:
     # it plots the final evaluations, which this sweep leaves out.
@@ -315,8 +337,8 @@ def test_a_sweep_over_two_processes(runs):
     assert [r["iteration"] for r in read_metrics(sweep_dir / name)] == [1, 2], name
     assert json.loads((sweep_dir / name / "final.json").read_text())["iterations"] == 2
     assert (sweep_dir / name / layout.MODEL).is_dir()
-  _check_quiet(runs.swept[1], *(sweep_dir / name for name in names))
-  assert "learning_rate=0.003" in runs.swept[0].stdout.read_text()  # summary.md, printed
+  _check_quiet(processes[1], *(sweep_dir / name for name in names))
+  assert "learning_rate=0.003" in processes[0].stdout.read_text()  # summary.md, printed
 
 
 @pytest.mark.slow

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
+import os
 import signal
 import sys
 import threading
@@ -104,6 +106,34 @@ def echo(bar: Any, text: str) -> None:
 # -- Ctrl-C ----------------------------------------------------------------------------------------
 
 
+def raise_interrupt(signum: int, frame: Any) -> None:
+  """Ctrl-C's handler while a command runs: Python's default (raises KeyboardInterrupt), except
+  where Python would print the exception as "Exception ignored" and drop it, losing the Ctrl-C:
+  inside a garbage-collection callback (JAX registers one, and a long command spends moments in
+  it) or a `__del__`. There the signal is sent again a moment later, once that code has returned."""
+  del signum
+  if _in_dropping_code(frame):
+    threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
+    return
+  raise KeyboardInterrupt
+
+
+def _in_dropping_code(frame: Any) -> bool:
+  """Whether `frame` (the frame a signal interrupted) runs inside code whose exceptions Python
+  drops: a `gc.callbacks` function or a `__del__` method, at any depth."""
+  callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks}
+  while frame is not None:
+    if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+      return True
+    frame = frame.f_back
+  return False
+
+
+def _raises(handler: Any) -> bool:
+  """Whether `handler` is a Ctrl-C handler that raises KeyboardInterrupt at once."""
+  return handler is signal.default_int_handler or handler is raise_interrupt
+
+
 def interrupted(what: str) -> bool:
   """Call on KeyboardInterrupt: prints `interrupted: <what>` in one line on stderr and ignores
   a further Ctrl-C, so the command can write what has finished; returns True (the flag the
@@ -118,10 +148,10 @@ def held_interrupt() -> Iterator[None]:
   """Holds a Ctrl-C that comes inside the block and raises it (KeyboardInterrupt) once the block
   has ended: for library code that must not be cut short, such as orbax's restores, whose
   asyncio loop a KeyboardInterrupt inside may leave with tracebacks from its threads, or lose.
-  Only where Ctrl-C raises (Python's default handler) in the main thread: any other handler (a
-  training loop's, `interrupted`'s ignoring one) stays as it is."""
-  if (threading.current_thread() is not threading.main_thread()
-      or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+  Only where Ctrl-C raises (Python's default handler or `raise_interrupt`) in the main thread:
+  any other handler (a training loop's, `interrupted`'s ignoring one) stays as it is."""
+  previous = signal.getsignal(signal.SIGINT)
+  if threading.current_thread() is not threading.main_thread() or not _raises(previous):
     yield
     return
   held = []
@@ -129,7 +159,7 @@ def held_interrupt() -> Iterator[None]:
   try:
     yield
   finally:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, previous)
   if held:
     raise KeyboardInterrupt
 
@@ -221,11 +251,12 @@ def missing_gpu() -> bool:
 def command(main: Callable[..., Any]) -> Callable[..., Any]:
   """Wraps a command's `main`: a KeyboardInterrupt that reached it ends the process with one line
   and status 130, a `MissingExtra` (or a GPU backend JAX cannot start) with one line naming the
-  extra and how to install it, status 3. Ctrl-C's handler is given back as it was when the
-  command returns or exits: `interrupted` ignores a second Ctrl-C while the command writes
-  what it has, and a command called in-process (a notebook, a test) must not leave its
-  caller's Ctrl-C ignored, nor that of the subprocesses the caller starts later (an ignored
-  signal is inherited)."""
+  extra and how to install it, status 3. While it runs, Ctrl-C raises through `raise_interrupt`
+  (no Ctrl-C is lost in a garbage-collection callback). Ctrl-C's handler is given back as it
+  was when the command returns or exits: `interrupted` ignores a second Ctrl-C while the
+  command writes what it has, and a command called in-process (a notebook, a test) must not
+  leave its caller's Ctrl-C ignored, nor that of the subprocesses the caller starts later (an
+  ignored signal is inherited)."""
 
   @functools.wraps(main)
   def wrapped(*args, **kwargs):
@@ -235,6 +266,8 @@ def command(main: Callable[..., Any]) -> Callable[..., Any]:
       sys.exit(MISSING_EXTRA)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if in_main else None
+    if previous is signal.default_int_handler:
+      signal.signal(signal.SIGINT, raise_interrupt)
     try:
       return main(*args, **kwargs)
     except KeyboardInterrupt:

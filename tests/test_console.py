@@ -2,6 +2,7 @@
 in one line; no tracebacks. The Ctrl-C tests send a real SIGINT to a command in a subprocess."""
 
 import fcntl
+import gc
 import json
 import os
 import pty
@@ -299,6 +300,38 @@ def test_a_command_gives_back_the_ctrl_c_handler_it_found(capsys):
   assert exc.value.code == console.INTERRUPTED
   assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
   assert "interrupted: stopped" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_inside_a_gc_callback_is_sent_again():
+  """Python drops an exception raised in a garbage-collection callback (JAX has one): there
+  `raise_interrupt` does not raise but sends Ctrl-C again once the callback has returned;
+  anywhere else it raises."""
+  outcomes, arrived = [], []
+
+  def callback(phase, info):
+    del info
+    if phase == "start" and not outcomes:
+      try:
+        console.raise_interrupt(signal.SIGINT, sys._getframe())
+        outcomes.append("held")
+      except KeyboardInterrupt:
+        outcomes.append("raised")
+
+  previous = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+  gc.callbacks.append(callback)
+  try:
+    gc.collect()
+    gc.callbacks.remove(callback)
+    deadline = time.time() + 5
+    while not arrived and time.time() < deadline:
+      time.sleep(0.01)
+  finally:
+    if callback in gc.callbacks:
+      gc.callbacks.remove(callback)
+    signal.signal(signal.SIGINT, previous)
+  assert outcomes == ["held"] and arrived == [signal.SIGINT]
+  with pytest.raises(KeyboardInterrupt):
+    console.raise_interrupt(signal.SIGINT, sys._getframe())
 
 
 def test_progress_is_quiet_in_a_pipe():

@@ -210,7 +210,7 @@ def stop_on_interrupt(log=print):
 
   def on_sigint(signum, frame):
     if interrupted["flag"]:
-      raise KeyboardInterrupt
+      console.raise_interrupt(signum, frame)
     interrupted["flag"] = True
     log("\nstopping after this iteration (Ctrl-C again to abort without saving)")
 

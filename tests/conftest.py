@@ -10,8 +10,15 @@ Two markers make the tiers (README.md, "Developing"):
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
+
+# A shell that starts pytest in the background (`pytest &` in a script) starts it with Ctrl-C
+# ignored, and every subprocess inherits that: the Ctrl-C tests' commands would never see the
+# SIGINT they are sent. Tests run with Python's own handler, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+  signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Tests compile far more than they run: without LLVM's optimisations XLA compiles a tiny
 # training iteration in about half the CPU time and runs it about 2x slower, which tests do not

@@ -33,8 +33,8 @@ SETTINGS = {
     "cpu": dict(net="resnet", channels=32, blocks=3, simulations=16, selfplay_steps=8,
                 train_batch=256, sgd_steps=8, batches=(128,)),
 }
-GAMES = {"breakthrough": dict(game="breakthrough", rows=8, cols=8),
-         "breakthrough_6x6": dict(game="breakthrough", rows=6, cols=6),
+GAMES = {"breakthrough": dict(game="breakthrough", game_options={"rows": 8, "cols": 8}),
+         "breakthrough_6x6": dict(game="breakthrough", game_options={"rows": 6, "cols": 6}),
          "checkers": dict(game="checkers"),
          "connect_four": dict(game="connect_four")}
 

@@ -35,7 +35,8 @@ import jax  # noqa: E402  (after XLA_FLAGS)
 from azjax import sharding, train  # noqa: E402
 from azjax.config import Config  # noqa: E402
 
-BASE = Config(game="breakthrough", rows=6, cols=6, net="resnet", channels=16, blocks=1,
+BASE = Config(game="breakthrough", game_options={"rows": 6, "cols": 6}, net="resnet",
+              channels=16, blocks=1,
               value_hidden=16, simulations=4, selfplay_batch=64, selfplay_steps=4,
               min_buffer=1, train_batch=256, sgd_steps=2)
 

@@ -25,18 +25,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import sweep
+from azjax import games, sweep
 from azjax.config import Config
 from azjax.train import Hyper, Trainer
 
 SETTINGS = {
     # Small enough that 8 copies of the whole state fit on one H100 many times over; large
     # enough that one run alone is a realistic (and underused) GPU workload.
-    "gpu": Config(game="breakthrough", rows=8, cols=8, net="resnet", channels=64, blocks=4,
+    "gpu": Config(game="breakthrough", game_options={"rows": 8, "cols": 8}, net="resnet",
+                  channels=64, blocks=4,
                   policy_head="conv", compute_dtype="bfloat16", simulations=32,
                   selfplay_batch=256, selfplay_steps=16, buffer_size=65536, min_buffer=0,
                   train_batch=512, sgd_steps=16),
-    "cpu": Config(game="breakthrough", rows=6, cols=6, net="resnet", channels=16, blocks=2,
+    "cpu": Config(game="breakthrough", game_options={"rows": 6, "cols": 6}, net="resnet",
+                  channels=16, blocks=2,
                   policy_head="conv", simulations=8, selfplay_batch=32, selfplay_steps=8,
                   buffer_size=4096, min_buffer=0, train_batch=64, sgd_steps=4),
 }
@@ -140,7 +142,8 @@ def main(argv: list[str] | None = None) -> None:
   runs = configs(base, args.configs)
   device = jax.devices()[0]
   print(f"# Sweep: {args.configs} configs vmapped vs one after another; setting {args.setting} "
-        f"({base.game} {base.rows}x{base.cols}, {base.net} {base.channels}x{base.blocks} "
+        f"({games.make(base.game, **base.game_kwargs()).describe()}, {base.net} "
+        f"{base.channels}x{base.blocks} "
         f"{base.compute_dtype}, Gumbel {base.simulations} simulations, self-play batch "
         f"{base.selfplay_batch} x {base.selfplay_steps} moves, {base.sgd_steps} SGD steps of "
         f"{base.train_batch}); {iterations} timed iterations each after the first; device "

@@ -1,7 +1,6 @@
 """One conformance test, run on every registered game (cf. pgx's api_test)."""
 
 import ast
-import dataclasses
 import inspect
 import pathlib
 
@@ -326,12 +325,15 @@ def test_every_hook_answers(env):
     assert ranges[0][0] == 0 and ranges[-1][1] < env.max_game_length
     assert all(first <= last for first, last in ranges)
     assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:]))
-  # Configs: the options are Config fields, and a config's options build the game.
-  # A tuple of Config fields, or a dict from Config fields to constructor arguments (Slider's
-  # obstacles are its blocks: a config's blocks are the network's).
-  assert isinstance(env.config_options, (tuple, dict))
-  fields = {f.name for f in dataclasses.fields(Config)}
-  assert set(env.config_options) <= fields
+  # Options: each declared one is a constructor argument with a default of its kind, which
+  # its declaration accepts; a config without options builds the default game.
+  parameters = inspect.signature(type(env)).parameters
+  for option in env.options_spec:
+    assert isinstance(option, games.Option) and option.kind in (int, str) and option.help
+    assert option.name in parameters, option.name
+    default = parameters[option.name].default
+    assert isinstance(default, option.kind) and option.check(env.name, default) == default
+  assert set(games.option_defaults(env.name)) == {o.name for o in env.options_spec}
   built = games.make(env.name, **Config(game=env.name).game_kwargs())
   assert built.num_actions == games.make(env.name).num_actions
 

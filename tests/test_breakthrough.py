@@ -66,7 +66,7 @@ def test_registry_and_attributes():
 
 
 @pytest.mark.parametrize("kwargs, problem", [
-    ({"rows": 1}, "rows must be >= 2"),
+    ({"rows": 1}, "rows must be in 2..26"),
     ({"cols": 1}, "cols must be in 2..26"),
     ({"cols": 27}, "cols must be in 2..26"),
     ({"rows": 6.0}, "rows must be an int"),

@@ -94,7 +94,7 @@ def test_validate_applies_each_declared_range(field):
   assert err.value.key == field.name
 
 
-@pytest.mark.parametrize("key", ["observation", "optimizer", "lr_schedule", "gating_player"])
+@pytest.mark.parametrize("key", ["optimizer", "lr_schedule", "gating_player"])
 def test_validate_applies_each_declared_choice(key):
   with pytest.raises(ValueError, match=f"config {key}='nonsense': use .* or "):
     dataclasses.replace(Config(), **{key: "nonsense"}).validate()
@@ -107,30 +107,89 @@ def test_a_learning_rate_floor_needs_the_cosine_schedule():
   Config(lr_floor=0.1, lr_schedule="cosine").validate()
 
 
-@pytest.mark.parametrize("observation", ["thesis", "attacks"])
-def test_breakthrough_encodings_are_refused_for_other_games(observation):
-  with pytest.raises(ValueError, match=f"the {observation} encoding exists for breakthrough"):
-    Config(game="connect_four", observation=observation).validate()
-  Config(game="breakthrough", observation=observation).validate()
+# -- A game's options ------------------------------------------------------------------------------
 
 
-def test_a_game_options_values_are_the_games_own(monkeypatch):
-  """The config names no game: the values of a game option (`observation`) are those the games
-  declare (`Game.option_choices`), asked for when a config is validated or documented."""
-  from azjax.games.breakthrough import Breakthrough
-  from azjax.games.checkers import Checkers
+def test_a_games_options_are_checked_by_its_declaration():
+  """`game_options` are the game's (`Game.options_spec`): names, types, ranges and values as it
+  declares them, and whatever else its constructor checks (Slider's squares)."""
+  assert Config(game="breakthrough", game_options={"observation": "attacks"}).validate()
+  for game, options, why in [
+      ("connect_four", {"observation": "thesis"}, "connect_four has no option 'observation'; "
+       "it takes none"),
+      ("breakthrough", {"size": 5}, "breakthrough has no option 'size'; its options are rows, "
+       "cols, observation"),
+      ("breakthrough", {"observation": "planes"}, "breakthrough: observation must be one of "
+       "mover, thesis, attacks, got 'planes'"),
+      ("breakthrough", {"rows": 27}, "breakthrough: rows must be in 2..26, got 27"),
+      ("breakthrough", {"cols": "6"}, "breakthrough: cols must be an int, got '6'"),
+      ("checkers", {"history": 9}, "checkers: history must be in 1..8, got 9"),
+      ("slider", {"blocks": "z9"}, "slider: square z9 is off the 5x5 board")]:
+    with pytest.raises(config_lib.ConfigError, match=re.escape(why)) as err:
+      Config(game=game, game_options=options).validate()
+    assert err.value.key == "game_options" and str(err.value).startswith("config game_options=")
 
-  field = {f.name: f for f in FIELDS}["observation"]
-  assert config_lib.field_choices(field) == ("mover", "thesis", "attacks")
-  monkeypatch.setattr(Breakthrough, "option_choices", {"observation": ("mover", "thesis")})
-  assert config_lib.field_choices(field) == ("mover", "thesis")
-  with pytest.raises(ValueError, match="config observation='attacks': use mover or thesis"):
-    Config(game="breakthrough", observation="attacks").validate()
-  # Where another game takes more values, the game's own still hold.
-  monkeypatch.setattr(Checkers, "option_choices", {"observation": ("mover", "attacks")})
-  assert config_lib.field_choices(field) == ("mover", "thesis", "attacks")
-  with pytest.raises(ValueError, match="observation='attacks': breakthrough takes mover or "):
-    Config(game="breakthrough", observation="attacks").validate()
+
+def test_set_names_a_games_option_by_its_name():
+  """`--set rows=6` sets the game's option (parsed by its declaration), `game.blocks=none` one
+  whose name a setting has too (`blocks` is the network's); the game is set first."""
+  override = config_lib.override
+  config = override(Config(), [("rows", "6"), ("game", "breakthrough"), ("cols", "5")])
+  assert config.game_options == {"rows": 6, "cols": 5}
+  config = override(Config(game="slider"), [("game.blocks", "none"), ("blocks", "3"),
+                                            ("size", "6")])
+  assert config.game_options == {"blocks": "none", "size": 6} and config.blocks == 3
+  with pytest.raises(ValueError, match=r"'rows' is an option of breakthrough, not of "
+                     r"tic_tac_toe \(its options: none\)"):
+    override(Config(), [("rows", "6")])
+  with pytest.raises(ValueError, match="breakthrough: rows must be an int, got 'six'"):
+    override(Config(game="breakthrough"), [("rows", "six")])
+  with pytest.raises(ValueError, match="unknown key 'rowz'"):
+    override(Config(game="breakthrough"), [("rowz", "6")])
+
+
+def test_configs_of_flat_game_options_still_load():
+  """Configs written before `game_options` (every run's config.json under results/ up to session
+  63) have flat keys for every game's options, 0 or "" (or "mover") for the game's default."""
+  old = {"rows": 0, "cols": 0, "observation": "mover", "size": 0, "obstacles": "", "history": 0}
+  assert Config.from_dict({**old, "game": "connect_four"}).game_options == {}
+  assert Config.from_dict({**old, "game": "breakthrough", "rows": 6, "cols": 6,
+                           "observation": "thesis"}).game_options == {
+      "rows": 6, "cols": 6, "observation": "thesis"}
+  assert Config.from_dict({**old, "game": "slider", "size": 5, "obstacles": "random"}
+                          ).game_options == {"size": 5, "blocks": "random"}
+  assert Config.from_dict({**old, "game": "checkers", "history": 5}).game_options == {
+      "history": 5}
+  toml = {"game": {"game": "breakthrough", "rows": 6}, "network": {"blocks": 2}}
+  config = Config.from_dict(toml)
+  assert config.game_options == {"rows": 6} and config.blocks == 2
+
+
+def test_a_game_with_an_option_is_its_own_class_and_nothing_else(monkeypatch):
+  """A new option needs its declaration in the game and nothing in the config: `--set` parses
+  it, `validate` checks it, `--print-config` and docs/config.md list it."""
+  from azjax import games
+  from azjax.games.tic_tac_toe import TicTacToe
+
+  class Handicapped(TicTacToe):
+    options_spec = (games.Option("handicap", int, "moves the first player passes", low=0,
+                                 high=2),)
+
+    def __init__(self, handicap: int = 0):
+      super().__init__()
+      self.handicap = self.option("handicap").check(self.name, handicap)
+
+  original = games.game_class
+  monkeypatch.setattr(games, "game_class",
+                      lambda name: Handicapped if name == "tic_tac_toe" else original(name))
+  config = config_lib.override(Config(), [("handicap", "1")]).validate()
+  assert config.game_options == {"handicap": 1}
+  assert games.make(config.game, **config.game_kwargs()).handicap == 1
+  with pytest.raises(ValueError, match="tic_tac_toe: handicap must be in 0..2, got 3"):
+    config_lib.override(Config(), [("handicap", "3")])
+  assert "game_options = {handicap = 1}" in config_lib.to_toml(config)
+  assert "| tic_tac_toe | `handicap` | int | 0 | 0..2 | moves the first player passes |" in (
+      config_lib.reference_markdown())
 
 
 # -- --print-config and config files --------------------------------------------------------------

@@ -116,8 +116,8 @@ def test_no_import_cycles():
 
 
 def test_the_config_names_no_game():
-  """The config declares a game's options without importing one game's module: their values
-  come from the games' classes through the registry (`azjax.games.option_choices`)."""
+  """The config imports no game's module: a game's options are the game's own declaration
+  (`Game.options_spec`), asked for through the registry (`azjax.games.check_options`)."""
   game_modules = {m for m in MODULES if m.startswith("azjax.games.")} - {
       "azjax.games.base", "azjax.games.notation"}
   for module in (m for m in MODULES if m == "azjax.config" or m.startswith("azjax.config.")):

@@ -209,8 +209,8 @@ def test_perturbation_hook_is_a_no_op_without_the_collection():
 
 # -- Export ---------------------------------------------------------------------------------------
 
-TINY_RUN = Config(game="breakthrough", rows=5, cols=5, net="resnet", channels=4, blocks=1,
-                  value_hidden=4, simulations=2, max_num_considered_actions=2,
+TINY_RUN = Config(game="breakthrough", game_options={"rows": 5, "cols": 5}, net="resnet",
+                  channels=4, blocks=1, value_hidden=4, simulations=2, max_num_considered_actions=2,
                   eval_simulations=2)
 
 

@@ -225,11 +225,11 @@ def test_impossible_signs_are_refused(key, value):
 def test_board_sizes_and_the_game_of_a_command():
   board = dataclasses.replace(TINY, game="breakthrough")
   for key, value in (("rows", 1), ("cols", 27), ("rows", -1)):
-    with pytest.raises(ValueError, match=f"config {key}={value}: must be 0 .* or in 2..26"):
-      dataclasses.replace(board, **{key: value}).validate()
-  dataclasses.replace(board, rows=26, cols=5).validate()
-  with pytest.raises(ValueError, match="config rows=5: only breakthrough takes a board size"):
-    dataclasses.replace(TINY, rows=5).validate()
+    with pytest.raises(ValueError, match=f"breakthrough: {key} must be in 2..26, got {value}"):
+      dataclasses.replace(board, game_options={key: value}).validate()
+  dataclasses.replace(board, game_options={"rows": 26, "cols": 5}).validate()
+  with pytest.raises(ValueError, match="tic_tac_toe has no option 'rows'; it takes none"):
+    dataclasses.replace(TINY, game_options={"rows": 5}).validate()
   with pytest.raises(ValueError, match="config game='breakthrough': python -m "
                      "experiments.tic_tac_toe trains tic_tac_toe"):
     _cli.build_config("tic_tac_toe", "tic_tac_toe", ["game=breakthrough"], None, None)

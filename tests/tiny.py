@@ -11,7 +11,7 @@ A run trained with it once per test session is the `trained_run` fixture (tests/
 
 import dataclasses
 
-from azjax.config import Config
+from azjax.config import Config, override
 
 TINY = Config(game="tic_tac_toe", net="mlp", hidden=32, blocks=1, value_hidden=16,
               simulations=8, selfplay_batch=16, selfplay_steps=4, buffer_size=512,
@@ -28,5 +28,6 @@ GAMES = {"tic_tac_toe": {}, "connect_four": {}, "breakthrough": {"rows": 5, "col
 
 
 def config(game: str = "tic_tac_toe", **overrides) -> Config:
-  """`TINY` for `game` (one of `GAMES`), with `overrides`."""
-  return dataclasses.replace(TINY, game=game, **{**GAMES[game], **overrides})
+  """`TINY` for `game` (one of `GAMES`), with `overrides`: settings, or options of the game
+  (`rows=6`, `observation="thesis"`), as `--set` takes them (`azjax.config.override`)."""
+  return override(TINY, [("game", game), *{**GAMES[game], **overrides}.items()])

@@ -420,8 +420,9 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(f"error: {err}")
   if args.replot:
     write_plots(out, _read_csv(out / "summary.csv"), _read_csv(out / "tcav.csv"),
-                _read_csv(out / "causal.csv"), title=f"{config.game} {config.rows}x"
-                f"{config.cols}, {run_dir.name}", kinds=_split(args.probes),
+                _read_csv(out / "causal.csv"),
+                title=f"{games.make(config.game, **config.game_kwargs()).describe()}, "
+                f"{run_dir.name}", kinds=_split(args.probes),
                 sweep_kinds=_split(args.sweep_probes))
     print(f"probe: redrew the plots in {out}")
     return
@@ -529,7 +530,7 @@ def main(argv: list[str] | None = None) -> None:
   _csv(out / "summary.csv", summary)
   _csv(out / "tcav.csv", tcav_rows)
   _csv(out / "causal.csv", causal_rows)
-  title = f"{config.game} {config.rows}x{config.cols}, {run_dir.name}"
+  title = f"{env.describe()}, {run_dir.name}"
   if not interrupted:  # The plots need every network (`--replot` draws them later).
     write_plots(out, summary, tcav_rows, causal_rows, title=title, kinds=kinds,
                 sweep_kinds=sweep_kinds)

@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.algorithm == "alphazero":
       from azjax.cli import train
 
-      options = ["--set", f"size={args.size}", "--set", f"obstacles={args.blocks}"]
+      options = ["--set", f"size={args.size}", "--set", f"game.blocks={args.blocks}"]
       for flag, value in (("--minutes", args.minutes), ("--iterations", args.iterations),
                           ("--run-dir", args.run_dir)):
         if value is not None:

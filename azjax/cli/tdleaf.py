@@ -44,8 +44,8 @@ def build_config(game: str, overrides: list[str], minutes: float | None,
     raise ValueError(f"the saved run is for {config.game}, not {game}")
   settings = (config_lib.read_settings(config_file, tdleaf_config.Config)
               if config_file is not None else {})
-  config = tdleaf_config.with_settings(config, settings.items(), source=config_file)
-  config = tdleaf_config.with_settings(config, config_lib.parse_overrides(overrides))
+  config = config_lib.override(config, settings.items(), source=config_file)
+  config = config_lib.override(config, config_lib.parse_overrides(overrides))
   if config.game != game:
     raise ValueError(f"config game={config.game!r}: {prog(f'tdleaf {game}')} learns {game}; "
                      f"use {prog(f'tdleaf {config.game}')} instead")

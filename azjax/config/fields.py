@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import os
 from typing import Any, Callable, Iterable, Sequence
 
 from azjax import games, nets
+from azjax.config.game_options import game_option, is_legacy_default, not_an_option
 from azjax.nets import NetConfig
 from azjax.search import ALGORITHMS, SearchConfig, for_evaluation
 
@@ -51,8 +51,7 @@ class Section:
   * `help`: what the field means, in one line;
   * `unit`: what its number counts (positions, iterations, ...);
   * `choices`: the values a string field allows (checked by `Config.validate`), or a function
-    returning them when asked (`field_choices`): a game option's are the games' own
-    (`games.option_choices`), which the config does not import to declare itself;
+    returning them when asked (`field_choices`);
   * `check`: the range of a number (checked by `Config.validate`);
   * `traced`: the training iteration reads the value as a traced scalar (`azjax.train.Hyper`),
     so the runs of one vmapped sweep group may differ in it (`TRACED_KEYS`);
@@ -75,8 +74,10 @@ class Section:
     return dataclasses.field(default=default, metadata=metadata)
 
 
-_GAME = Section("game", "Game", "Which game, and its options; 0 or an empty string keeps the "
-                "game's default. A game takes the options its class names in `config_options`.")
+_GAME = Section(
+    "game", "Game", "Which game, and its options (`game_options`): those its class declares "
+    "(`Game.options_spec`, listed below), each left out for the game's default. `--set rows=6` "
+    "sets one (`--set game.blocks=none` where a setting has the name too).")
 _NETWORK = Section("network", "Network", "The network (`azjax.nets.NetConfig`).")
 _SEARCH = Section(
     "search", "Search", "The self-play search (`azjax.search.SearchConfig`): Gumbel MuZero's "
@@ -115,18 +116,9 @@ class Config:
   """
 
   game: str = _GAME("tic_tac_toe", "the game to train", choices=games.GAMES)
-  rows: int = _GAME(0, "Breakthrough's board rows (2..26); 0 keeps the game's default")
-  cols: int = _GAME(0, "Breakthrough's board columns (2..26); 0 keeps the game's default")
-  observation: str = _GAME(
-      "mover", "Breakthrough's network input: mover (2 planes, the mover's view), thesis "
-      "(3 planes, absolute) or attacks (mover's and 4 planes of attacked squares)",
-      choices=functools.partial(games.option_choices, "observation"))
-  size: int = _GAME(0, "Slider's board side (4..12); 0 keeps the game's default (5)")
-  obstacles: str = _GAME(
-      "", "Slider's blocks: random, none, or squares such as c3,d4; empty keeps the default")
-  history: int = _GAME(
-      0, "checkers: positions the network sees, the current one and those before it (1..8, "
-      "the source project's 5); 0 keeps the game's default (1)")
+  game_options: dict = _GAME(
+      {}, "the game's constructor options by name (`games.make(game, **game_options)`), e.g. "
+      "{rows = 6, cols = 6}")
 
   net: str = _NETWORK(_NET_DEFAULTS.kind, "the network's kind", choices=nets.KINDS, to="kind")
   channels: int = _NETWORK(
@@ -305,12 +297,8 @@ class Config:
 
   # -- Derived configs -----------------------------------------------------------------------------
   def game_kwargs(self) -> dict[str, Any]:
-    """The game's constructor options: the fields its class names in `config_options`
-    (Breakthrough: rows, cols, observation), except those left at 0 (the game's default)."""
-    options = games.game_class(self.game).config_options
-    names = options if isinstance(options, dict) else {key: key for key in options}
-    return {arg: getattr(self, key) for key, arg in names.items()
-            if getattr(self, key) not in (0, "")}
+    """The game's constructor options (`games.make(self.game, **self.game_kwargs())`)."""
+    return dict(self.game_options)
 
   def component_values(self, section: Section) -> dict[str, Any]:
     """The fields of `section` under their names in its component config (`NetConfig`,
@@ -364,6 +352,9 @@ class Config:
     return [(0, self), (int(self.late_from * self.iterations), late)]
 
   # -- Checks --------------------------------------------------------------------------------------
+  def __hash__(self) -> int:  # A dict field (`game_options`) has no hash of its own.
+    return hash(self.to_json())
+
   def validate(self, num_devices: int = 1) -> "Config":
     """Raises `ConfigError` (a ValueError) naming the first impossible value; returns self.
 
@@ -376,19 +367,11 @@ class Config:
         raise ConfigError(f"config {key}={getattr(self, key)!r}: {why}", key)
 
     need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
-    # The game options a run may set are those the game's class names (`config_options`).
-    options = games.game_class(self.game).config_options
-    taking = lambda key: ", ".join(  # noqa: E731
-        g for g in games.GAMES if key in games.game_class(g).config_options)
-    # A board size: files are the letters a..z, and one rank or file leaves no game.
-    for key in ("rows", "cols"):
-      need(getattr(self, key) == 0 or 2 <= getattr(self, key) <= 26, key,
-           "must be 0 (the game's default) or in 2..26")
-      need(getattr(self, key) == 0 or key in options, key,
-           f"only {taking(key)} takes a board size; {self.game} has one size (leave it 0)")
-    for key in ("size", "obstacles", "history"):
-      need(getattr(self, key) in (0, "") or key in options, key,
-           f"only {taking(key)} takes it; leave it unset for {self.game}")
+    try:  # The game's options, checked by the game (`Game.options_spec`).
+      games.check_options(self.game, self.game_options)
+    except ValueError as err:
+      raise ConfigError(f"config game_options={self.game_options!r}: {err}",
+                        "game_options") from None
     # Every float field, present and future, before its range: inf and nan pass most
     # comparisons (inf > 0, and nan fails them with a misleading reason) and are not JSON.
     for field in dataclasses.fields(self):
@@ -425,11 +408,6 @@ class Config:
       choices = field_choices(field)
       if choices:
         need(getattr(self, field.name) in choices, field.name, f"use {_one_of(choices)}")
-    need(self.observation == "mover" or "observation" in options, "observation",
-         f"the {self.observation} encoding exists for {taking('observation')} only")
-    # The values of the game's own options: another game may take others.
-    for key, allowed in games.game_class(self.game).option_choices.items():
-      need(getattr(self, key) in allowed, key, f"{self.game} takes {_one_of(allowed)}")
     return self
 
   def to_json(self) -> str:
@@ -545,19 +523,43 @@ def override(config: Any, items: Iterable[tuple[str, Any]], *,
   """Returns `config` (a `Config`, or another class declared by `Section`) with `(key, value)`
   pairs applied; values may be strings to parse, keys plain or dotted (`resolve_key`).
 
+  Where the class has `game_options`, a key that is an option of the game and names no setting
+  sets that option (`rows=6`; `game.blocks=none` where a setting is named `blocks`), parsed and
+  checked by the game's declaration (`Game.options_spec`); the game is set first, so that its
+  options are known. A flat key of an older config at its "default" value is dropped
+  (`game_options.LEGACY_UNSET`).
+
   Raises:
     ValueError: for an unknown key (with the closest names) or a value of the wrong type; the
       message starts with `source` (a file the pairs came from) if given.
   """
-  changes = {}
+  items = list(items)
+  is_game = lambda key: key.rpartition(".")[2] == "game"  # noqa: E731
+  config = _apply(config, [(k, v) for k, v in items if is_game(k)], source)
+  return _apply(config, [(k, v) for k, v in items if not is_game(k)], source)
+
+
+def _apply(config: Any, items: list[tuple[str, Any]], source: str | os.PathLike | None) -> Any:
+  """`override`'s work, with the game (if any in `items`) already set."""
+  changes, options = {}, {}
   for key, raw in items:
     try:
-      name = resolve_key(key, type(config))
+      if is_legacy_default(config, key, raw):
+        continue
+      if (option := game_option(config, key)) is not None:
+        options[option.name] = option.parse(config.game, raw)
+        continue
+      try:
+        name = resolve_key(key, type(config))
+      except ValueError as err:
+        raise ValueError(not_an_option(config, key) or str(err)) from None
       changes[name] = _parse_value(key, raw, getattr(config, name))
     except ValueError as err:
       if source is None:
         raise
       raise ValueError(f"{source}: {err}") from None
+  if options:
+    changes["game_options"] = {**changes.get("game_options", config.game_options), **options}
   return dataclasses.replace(config, **changes)
 
 
@@ -570,7 +572,6 @@ def parse_overrides(pairs: Iterable[str]) -> list[tuple[str, str]]:
     key, value = pair.split("=", 1)
     out.append((key.strip(), value.strip()))
   return out
-
 
 
 def flat_settings(values: dict[str, Any], cls: type = Config) -> dict[str, Any]:
@@ -586,7 +587,7 @@ def flat_settings(values: dict[str, Any], cls: type = Config) -> dict[str, Any]:
             if f.default_factory is not dataclasses.MISSING and isinstance(f.default_factory(),
                                                                            dict)}
   for key, value in values.items():
-    if not isinstance(value, dict) or key in tables:  # A setting (a table of options, too).
+    if not isinstance(value, dict) or key.rpartition(".")[2] in tables:  # A table setting, too.
       settings[key] = value
       continue
     if key not in section_names(cls):

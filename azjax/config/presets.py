@@ -45,7 +45,8 @@ PRESETS: dict[str, Config] = {
         eval_mcts_simulations=200, checkpoint_every=50),
     # Breakthrough 6x6 on 2 CPU cores within about 15 minutes.
     "breakthrough_cpu": Config(
-        game="breakthrough", rows=6, cols=6, net="resnet", channels=32, blocks=3,
+        game="breakthrough", game_options={"rows": 6, "cols": 6}, net="resnet", channels=32,
+        blocks=3,
         policy_head="conv", simulations=16, selfplay_batch=128, selfplay_steps=16,
         buffer_size=65536, min_buffer=1024, train_batch=256, sgd_steps=16, learning_rate=2e-3,
         iterations=10000, minutes=15.0, eval_every=75, eval_games=64, eval_simulations=32,
@@ -71,7 +72,8 @@ PRESETS: dict[str, Config] = {
     # 52-48 against it: level, so 0.25 stays. results/breakthrough8_cpu is the preset's seed-1
     # run (session 41): 0.54 and 0.53 against the H100 network.
     "breakthrough8_cpu": Config(
-        game="breakthrough", rows=8, cols=8, net="mlp", hidden=256, blocks=2,
+        game="breakthrough", game_options={"rows": 8, "cols": 8}, net="mlp", hidden=256,
+        blocks=2,
         policy_head="dense", simulations=8, selfplay_batch=512, selfplay_steps=4,
         buffer_size=262144, min_buffer=1024, train_batch=256, sgd_steps=32, learning_rate=2e-3,
         lr_schedule="cosine", augment=True, value_target_mix=0.25, opening_moves=8,
@@ -79,7 +81,8 @@ PRESETS: dict[str, Config] = {
         eval_every=0, eval_games=0, checkpoint_every=500),
     # Breakthrough 8x8 on one GPU: the pgx AlphaZero example's network and search.
     "breakthrough_gpu": Config(
-        game="breakthrough", rows=8, cols=8, net="resnet", channels=128, blocks=6,
+        game="breakthrough", game_options={"rows": 8, "cols": 8}, net="resnet", channels=128,
+        blocks=6,
         policy_head="conv", compute_dtype="bfloat16", simulations=32, selfplay_batch=1024,
         selfplay_steps=32, buffer_size=1048576, min_buffer=32768, train_batch=4096,
         sgd_steps=32, learning_rate=2e-3, iterations=100000, minutes=9.0, eval_every=20,
@@ -88,7 +91,8 @@ PRESETS: dict[str, Config] = {
     # with TD-Leaf). No training-time evaluation: rollout MCTS games can last thousands of
     # plies here; the comparison plays alpha-beta with the hand-written evaluation instead.
     "slider_cpu": Config(
-        game="slider", size=5, obstacles="random", net="resnet", channels=32, blocks=3,
+        game="slider", game_options={"size": 5, "blocks": "random"}, net="resnet",
+        channels=32, blocks=3,
         simulations=16, selfplay_batch=128, selfplay_steps=16, buffer_size=65536,
         train_batch=256, sgd_steps=32, value_target_mix=0.5, iterations=100000, minutes=60.0,
         eval_every=0, checkpoint_every=25),

@@ -64,6 +64,17 @@ def reference_markdown() -> str:
       "(`azjax.train.Hyper`): the runs of a sweep that differ only in them (and in `seed`) "
       "train together as one vmapped program ([sweeps.md](sweeps.md)).")
   lines += _section_tables(Config, "##")
+  lines += ["", "## Game options", ""]
+  lines += paragraph(
+      "A game declares its constructor's options (`Game.options_spec`; a new game with options "
+      "is its module and a registry line, nothing here). A run sets them in `game_options`, "
+      "or one at a time by name: `--set rows=6`, or `--set game.blocks=none` where a setting "
+      "has the name too (`blocks` is the network's). A value outside the option's range stops "
+      "the command before anything compiles; an option left out keeps the game's default. "
+      "KLENT and TD-Leaf take them the same way.")
+  lines += ["", "| game | option | type | default | allowed | meaning |",
+            "|---|---|---|---|---|---|"]
+  lines += _option_rows()
   lines += ["", "## Presets", ""]
   lines += paragraph(
       "`--preset NAME` starts from one of these; `auto` (the default) is `<game>_gpu` with an "
@@ -71,8 +82,7 @@ def reference_markdown() -> str:
       "preset differs from the defaults above.")
   lines += ["", "| preset | settings other than the defaults |", "|---|---|"]
   for name, config in PRESETS.items():
-    settings = ", ".join(f"`{_setting(key, value)}`"
-                         for key, value in non_defaults(config).items())
+    settings = ", ".join(f"`{_setting(key, value)}`" for key, value in _set_items(config))
     lines.append(f"| `{name}` | {settings or '(the defaults)'} |")
   # Another learner's settings, declared with the same machinery (its own sections).
   from azjax.tdleaf import config as tdleaf_config  # noqa: PLC0415
@@ -86,6 +96,38 @@ def reference_markdown() -> str:
       "features learns an MLP value head by default (`evaluation=mlp`).")
   lines += _section_tables(tdleaf_config.Config, "###")
   return "\n".join(lines) + "\n"
+
+
+def _set_items(config: Config) -> list[tuple[str, Any]]:
+  """The settings of `config` other than the defaults as `--set` takes them: a game option by
+  its name (`rows`), dotted where a setting has that name (`game.blocks`)."""
+  items = []
+  for key, value in non_defaults(config).items():
+    if key == "game_options":
+      items += [(f"game.{k}" if k in _FIELDS else k, v) for k, v in value.items()]
+    else:
+      items.append((key, value))
+  return items
+
+
+def _option_rows() -> list[str]:
+  """A row for each option of each game: its type, the constructor's default, its range or
+  values, and its help (and the keys older configs wrote for it)."""
+  from azjax import games  # noqa: PLC0415
+
+  lines = []
+  for game in games.GAMES:
+    defaults = games.option_defaults(game)
+    for option in games.game_class(game).options_spec:
+      allowed = (f"{option.low}..{option.high}" if option.kind is int
+                 and option.low is not None and option.high is not None
+                 else option.range_text() if option.kind is int
+                 else ", ".join(f"`{c}`" for c in option.choices))
+      also = f" (older configs: {', '.join(option.aliases)})" if option.aliases else ""
+      lines.append(f"| {game} | `{option.name}` | {option.kind.__name__} | "
+                   f"{_toml_value(defaults[option.name])} | {allowed} | "
+                   f"{_md(option.help)}{also} |")
+  return lines
 
 
 def _section_tables(cls: type, heading: str) -> list[str]:

@@ -4,15 +4,23 @@
 >>> state = env.init(jax.random.key(0))
 >>> state = env.step(state, env.move_to_action(state, "a2a3"))
 
-A game is one module with a `base.Game` subclass (its rules and what it says about itself: see
-`base.Game`) and one line in `_REGISTRY` below; nothing else in azjax names a game.
+A game is one module with a `base.Game` subclass (its rules, its options and what it says about
+itself: see `base.Game`) and one line in `_REGISTRY` below; nothing else in azjax names a game.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+from typing import Any
 
-from azjax.games.base import Game, step_autoreset, uniform_legal_action, uniform_legal_actions
+from azjax.games.base import (
+    Game,
+    Option,
+    step_autoreset,
+    uniform_legal_action,
+    uniform_legal_actions,
+)
 
 # name -> (module, class). Modules are imported on first use.
 _REGISTRY = {
@@ -40,12 +48,37 @@ def game_class(name: str) -> type[Game]:
   return getattr(importlib.import_module(module_name), class_name)
 
 
-def option_choices(key: str) -> tuple[str, ...]:
-  """The values that any game takes for its config option `key` (`Game.option_choices`), in
-  the order of the games, each once; () where no game lists values. Imports every game's
-  module: for validating and documenting a config, not at import time."""
-  values = (v for name in GAMES for v in game_class(name).option_choices.get(key, ()))
-  return tuple(dict.fromkeys(values))
+def find_option(name: str, key: str) -> Option | None:
+  """The option of game `name` that `key` names (its name, or an alias older configs wrote:
+  Slider's `obstacles`), or None."""
+  return next((o for o in game_class(name).options_spec if key in (o.name, *o.aliases)), None)
+
+
+def check_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+  """`options` if they are valid constructor options of game `name` (`Game.options_spec`):
+  each declared, of its type and in its range, and the game builds with them (its constructor
+  checks what only it can, such as Slider's squares).
+
+  Raises:
+    ValueError: naming the game and the option.
+  """
+  specs = {option.name: option for option in game_class(name).options_spec}
+  if not isinstance(options, dict):
+    raise ValueError(f"{name}: the game's options must be a table, got {options!r}")
+  for key, value in options.items():
+    if key not in specs:
+      takes = f"its options are {', '.join(specs)}" if specs else "it takes none"
+      raise ValueError(f"{name} has no option {key!r}; {takes}")
+    specs[key].check(name, value)
+  if options:
+    make(name, **options)
+  return options
+
+
+def option_defaults(name: str) -> dict[str, Any]:
+  """The constructor's default of each option of game `name`, by option name."""
+  parameters = inspect.signature(game_class(name)).parameters
+  return {o.name: parameters[o.name].default for o in game_class(name).options_spec}
 
 
 def make(name: str, **kwargs) -> Game:
@@ -61,5 +94,6 @@ def make(name: str, **kwargs) -> Game:
     raise ValueError(f"{name}: bad option: {err}") from None
 
 
-__all__ = ["DEFAULT_GAME", "Game", "GAMES", "game_class", "make", "option_choices",
-           "step_autoreset", "uniform_legal_action", "uniform_legal_actions"]
+__all__ = ["DEFAULT_GAME", "Game", "GAMES", "Option", "check_options", "find_option", "game_class",
+           "make", "option_defaults", "step_autoreset", "uniform_legal_action",
+           "uniform_legal_actions"]

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax.games.notation import parse_squares, square_name
+from azjax.games.options import Option  # noqa: F401 (`base.Option`, as the games name it)
 
 Array = jax.Array
 PRNGKey = jax.Array
@@ -148,15 +149,10 @@ class Game:
     selects a piece. Default None.
   * `no_move_reason: str`: why an own piece may have no legal move though a square next to it
     is free, said when one is clicked (checkers: "a capture is compulsory"). Default "".
-  * `config_options: tuple[str, ...] | dict[str, str]`: the `azjax.config.Config` fields that
-    are constructor options of the game (Breakthrough: rows, cols, observation), or a dict
-    from such fields to the constructor's arguments where the names differ (Slider:
-    {"size": "size", "obstacles": "blocks"}); `Config.game_kwargs` passes those not left at 0
-    (or ""), and `Config.validate` refuses the others when set. Default ().
-  * `option_choices: dict[str, tuple[str, ...]]`: the values a string option of
-    `config_options` takes (Breakthrough: {"observation": ("mover", "thesis", "attacks")}), by
-    field; `Config.validate` checks them, and `games.option_choices` gathers them for the
-    config's documentation, so that the config names no game. Default {}.
+  * `options_spec: tuple[Option, ...]`: the constructor options a run's config may set
+    (`Config.game_options`; Breakthrough: rows, cols, observation), each with its type, range
+    or values and help; the constructor checks its arguments with them (`Option.check`), and
+    `games.check_options` checks a config's before anything is built. Default () (none).
   * `encoding_options`: options changing only the network's input (`agents.reading_with`);
     `encoded(state)` is `state` observed in this object's encoding. Default () and `state`.
   * `options() -> dict`: this object's constructor options by argument name, so that
@@ -312,8 +308,7 @@ class Game:
   side_names: tuple[str, str] = ("first player", "second player")
   svg_style: SvgStyle = CHECKERED_STYLE
   no_move_reason: str = ""
-  config_options: tuple[str, ...] | dict[str, str] = ()
-  option_choices: dict[str, tuple[str, ...]] = {}
+  options_spec: tuple[Option, ...] = ()
   encoding_options: tuple[str, ...] = ()
   benchmark_ply_ranges: tuple[tuple[int, int], ...] = ()
 
@@ -330,6 +325,11 @@ class Game:
 
   def options(self) -> dict[str, Any]:
     return {}
+
+  @classmethod
+  def option(cls, name: str) -> Option:
+    """The declared option `name` (one of `options_spec`)."""
+    return next(option for option in cls.options_spec if option.name == name)
 
   def variant_key(self) -> tuple:
     """`(name, (option, value), ...)`: equal for two objects that play and encode alike."""

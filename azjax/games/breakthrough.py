@@ -192,8 +192,14 @@ class Breakthrough(base.Game):
 
   # -- What a game says about itself (see `base.Game`) -------------------------------------------
   side_names = ("white", "black")
-  config_options = ("rows", "cols", "observation")
-  option_choices = {"observation": OBSERVATIONS}
+  # A board size: files are the letters a..z, and one rank or file leaves no game.
+  options_spec = (
+      base.Option("rows", int, "the board's rows (ranks)", low=2, high=len(notation.FILES)),
+      base.Option("cols", int, "the board's columns (files a, b, ...)", low=2,
+                  high=len(notation.FILES)),
+      base.Option("observation", str, "the network's input: mover (2 planes, the mover's "
+                  "view), thesis (3 planes, absolute) or attacks (mover's and 4 planes of "
+                  "attacked squares)", choices=OBSERVATIONS))
   encoding_options = ("observation",)
 
   @property
@@ -244,17 +250,8 @@ Breakthrough ({self.rows}x{self.cols})
     return concepts(self.rows, self.cols)
 
   def __init__(self, rows: int = 8, cols: int = 8, observation: str = "mover"):
-    for label, value in (("rows", rows), ("cols", cols)):
-      if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"breakthrough: {label} must be an int, got {value!r}")
-    if rows < 2:
-      raise ValueError(f"breakthrough: rows must be >= 2, got {rows}")
-    if not 2 <= cols <= len(notation.FILES):
-      raise ValueError(f"breakthrough: cols must be in 2..{len(notation.FILES)}, got {cols}")
-    if observation not in OBSERVATIONS:
-      raise ValueError(
-          f"breakthrough: observation must be one of {', '.join(OBSERVATIONS)}, "
-          f"got {observation!r}")
+    for name, value in (("rows", rows), ("cols", cols), ("observation", observation)):
+      self.option(name).check(self.name, value)
     self.rows, self.cols = int(rows), int(cols)
     self.observation_encoding = observation
     self.num_squares = self.rows * self.cols

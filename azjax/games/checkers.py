@@ -235,8 +235,9 @@ class Checkers(base.Game):
   cols = COLS
   num_actions = NUM_ACTIONS
   action_planes = NUM_DIRECTIONS
-  # A run's `history` (azjax.config) reaches the constructor.
-  config_options = ("history",)
+  options_spec = (base.Option(
+      "history", int, "positions the network sees, the current one and those before it (the "
+      "source project's 5)", low=1, high=MAX_HISTORY),)
   # A true upper bound. A game has at most 23 captures (the side that loses its 12th piece has
   # no move left, so the other side lost at most 11), each capture is one action, and a run of
   # actions without a capture is at most 39 long (the 40th ends the game in a draw). With k
@@ -289,9 +290,7 @@ Checkers (English draughts, 8x8)
   def __init__(self, history: int = 1):
     """`history`: positions the network sees, this one and the `history - 1` before it (the
     checkers source project fed its network 5); 1 (the default) gives OpenSpiel's input."""
-    if isinstance(history, bool) or not isinstance(history, (int, np.integer)) or not (
-        1 <= history <= MAX_HISTORY):
-      raise ValueError(f"checkers: history must be an int in 1..{MAX_HISTORY}, got {history!r}")
+    self.option("history").check(self.name, history)
     self.history = int(history)
     self.observation_shape = (ROWS, COLS, 6 + 4 * (self.history - 1))
     self._start = jax.tree.map(np.asarray, self._state(_START, 0, -1, 0))

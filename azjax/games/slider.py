@@ -314,9 +314,11 @@ class Slider(base.Game):
   """
 
   name = "slider"
-  # Training configs name the board side `size` and the blocks `obstacles` (a config's `blocks`
-  # is the network's depth); `azjax.config.Config.game_kwargs` maps them to these arguments.
-  config_options = {"size": "size", "obstacles": "blocks"}
+  # A config's `blocks` is also the network's depth: `--set game.blocks=none` names this one.
+  options_spec = (
+      base.Option("size", int, "the board's side", low=MIN_SIZE, high=MAX_SIZE),
+      base.Option("blocks", str, "the blocks of a game's start: random, none, or squares such "
+                  "as c3,d4", aliases=("obstacles",)))
   piece_symbols = {0: ".", 1: "H", 2: "V", 3: "#"}
 
   # -- What a game says about itself (see `base.Game`) -------------------------------------------
@@ -390,10 +392,7 @@ Slider ({n}x{n})
     return super().move_squares(move)
 
   def __init__(self, size: int = 5, blocks: str | Sequence[str] = "random"):
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-      raise ValueError(f"slider: size must be an int, got {size!r}")
-    if not MIN_SIZE <= size <= MAX_SIZE:
-      raise ValueError(f"slider: size must be in {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    self.option("size").check(self.name, size)
     n = self.size = int(size)
     self.rows, self.cols, self.num_squares, self.action_planes = n, n, n * n, NUM_DIRECTIONS
     self.pass_action = NUM_DIRECTIONS * n * n

@@ -32,7 +32,8 @@ from azjax.runs import layout
 
 CONFIG_FILE = layout.settings_file("klent")  # marks a KLENT run directory
 
-_GAME = Section("game", "Game", "Which game; 0 keeps a board size's default.")
+_GAME = Section("game", "Game", "Which game, and its options (`game_options`, those its class "
+                "declares; `--set rows=5` sets one).")
 _NETWORK = Section(
     "network", "Networks", "Two `azjax.nets` networks of this kind: the policy network "
     "(logits and a value head: the network that is played, and searched, like any other) and "
@@ -59,10 +60,9 @@ class KlentConfig:
   """Everything a KLENT run depends on (each field's meaning is in its declaration)."""
 
   game: str = _GAME("tic_tac_toe", "the game to train", choices=games.GAMES)
-  rows: int = _GAME(0, "Breakthrough's board rows; 0 keeps the game's default",
-                    check=AT_LEAST_0)
-  cols: int = _GAME(0, "Breakthrough's board columns; 0 keeps the game's default",
-                    check=AT_LEAST_0)
+  game_options: dict = _GAME(
+      {}, "the game's constructor options by name (`games.make(game, **game_options)`), e.g. "
+      "{rows = 5, cols = 5}")
 
   net: str = _NETWORK("mlp", "both networks' kind", choices=nets.KINDS)
   channels: int = _NETWORK(32, "convolution channels (resnet, cnn)", check=AT_LEAST_1)
@@ -122,6 +122,9 @@ class KlentConfig:
       "", "the labelled positions solver_every scores on: '' the game's default set, a "
       "packaged set's name ('strong') or a .npz file")
 
+  def __hash__(self) -> int:  # A dict field (`game_options`) has no hash of its own.
+    return hash(json.dumps(dataclasses.asdict(self), sort_keys=True))
+
   def validate(self) -> "KlentConfig":
     """Returns self, or raises `ConfigError` naming the bad field."""
     def need(ok: bool, key: str, why: str) -> None:
@@ -141,6 +144,11 @@ class KlentConfig:
         need(check.ok(value), field.name, f"must be {check.text}")
       if choices := field_choices(field):
         need(value in choices, field.name, f"must be one of {', '.join(choices)}")
+    try:  # The game's options, checked by the game (`Game.options_spec`).
+      games.check_options(self.game, self.game_options)
+    except ValueError as err:
+      raise ConfigError(f"klent: game_options={self.game_options!r}: {err}",
+                        "game_options") from None
     need(self.alpha + self.beta > 0, "alpha", "and beta cannot both be 0 (the target would "
          "be the argmax of Q, which the closed form does not give)")
     need(self.buffer_size >= self.train_batch, "buffer_size",
@@ -155,7 +163,7 @@ class KlentConfig:
     what `azjax.agents.load`, the evaluators and the solver benchmark read (its config.json).
     Its self-play and training fields are the AlphaZero defaults and mean nothing here."""
     return Config(
-        game=self.game, rows=self.rows, cols=self.cols, net=self.net, channels=self.channels,
+        game=self.game, game_options=self.game_options, net=self.net, channels=self.channels,
         blocks=self.blocks, hidden=self.hidden, value_hidden=self.value_hidden,
         iterations=self.iterations, minutes=self.minutes,
         checkpoint_every=self.checkpoint_every, seed=self.seed, eval_every=self.eval_every,
@@ -183,8 +191,7 @@ class KlentConfig:
                           hidden=self.hidden, value_hidden=self.value_hidden)
 
   def make_env(self):
-    options = {k: getattr(self, k) for k in ("rows", "cols") if getattr(self, k)}
-    return games.make(self.game, **options)
+    return games.make(self.game, **self.game_options)
 
   def save(self, run_dir: str | Path) -> None:
     path = Path(run_dir) / CONFIG_FILE
@@ -192,6 +199,9 @@ class KlentConfig:
 
   @classmethod
   def load(cls, run_dir: str | Path) -> "KlentConfig":
+    """The settings a run saved; those of older versions' flat game options (`rows`, `cols`)
+    become `game_options` (`azjax.config.override`)."""
     values = json.loads((Path(run_dir) / CONFIG_FILE).read_text())
-    known = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in values.items() if k in known}).validate()
+    known = {f.name for f in dataclasses.fields(cls)} | {"rows", "cols"}
+    return config_lib.override(cls(), [(k, v) for k, v in values.items() if k in known]
+                               ).validate()

@@ -284,10 +284,9 @@ class Session:
     """The constructor options, beyond the game and its rows and columns, that rebuild this
     game's start position (the record's `Options` tag): a board side (`size`, Slider's; a
     TD-Leaf run may play on any) and the neutral pieces on the start board (`blocks`), for a
-    game built with them (its `config_options`). Empty for the other games."""
+    game built with them (its `options_spec`). Empty for the other games."""
     env = self.env
-    names = env.config_options
-    args = set(names.values()) if isinstance(names, dict) else set(names)
+    args = {option.name for option in env.options_spec}
     options = {}
     if "size" in args:
       options["size"] = str(env.rows)

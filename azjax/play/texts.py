@@ -103,7 +103,7 @@ def describe_game(env: base.Game) -> str:
 
 def _takes_board_size(game: str) -> bool:
   """Whether game `game` is built with a board size (`rows`, `cols`) of one's choice."""
-  return {"rows", "cols"} <= set(games.game_class(game).config_options)
+  return {"rows", "cols"} <= {option.name for option in games.game_class(game).options_spec}
 
 
 def _relative(path: Path) -> str:

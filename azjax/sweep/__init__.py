@@ -58,7 +58,7 @@ from azjax.train import HYPER_KEYS, Hyper, Trainer
 
 BATCHED_KEYS: tuple[str, ...] = ("seed",) + HYPER_KEYS
 FIXED_KEYS: tuple[str, ...] = (
-    "game", "rows", "cols", "iterations", "minutes", "eval_every", "eval_games",
+    "game", "game_options", "iterations", "minutes", "eval_every", "eval_games",
     "eval_simulations", "eval_mcts_simulations", "checkpoint_every")
 _FIELDS = tuple(f.name for f in dataclasses.fields(Config))
 GROUPED_KEYS: tuple[str, ...] = tuple(k for k in _FIELDS

@@ -48,7 +48,7 @@ The package: `config.py` (the settings, declared by section in the config system
 the one outer loop, and TD-Leaf's run kind); every name is importable from `azjax.tdleaf`.
 """
 
-from azjax.tdleaf.config import CONFIG_FILE, Config, with_settings  # noqa: F401
+from azjax.tdleaf.config import CONFIG_FILE, Config  # noqa: F401
 from azjax.tdleaf.learner import (  # noqa: F401
     Evaluator,
     FeatureMLP,

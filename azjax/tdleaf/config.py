@@ -1,19 +1,18 @@
 """TD-Leaf's settings, declared once by section in the config system (`azjax.config`): the
 game, the evaluation it learns, how it plays, how it learns, the run, and its scoring during
 training. `--set KEY=VALUE`, `--config FILE` and `--print-config` read and write them as they do
-AlphaZero's (`azjax.config.override`, `read_settings`, `to_toml`); a run keeps them in
+AlphaZero's (`azjax.config.override`, `read_settings`, `to_toml`; `--set size=7` sets an
+option of the game); a run keeps them in
 `tdleaf.json` (`azjax.runs.layout.settings_file("tdleaf")`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable
 
 from azjax import games, nets
 from azjax.config.fields import (
@@ -26,7 +25,6 @@ from azjax.config.fields import (
   Section,
   declared_fields,
   field_choices,
-  override,
 )
 from azjax.files import write_atomic
 from azjax.games import base
@@ -131,7 +129,11 @@ class Config:
         need(field.metadata["check"].ok(value), name, f"must be {field.metadata['check'].text}")
       if choices := field_choices(field):
         need(value in choices, name, f"must be one of {', '.join(choices)}")
-    need(isinstance(self.game_options, dict), "game_options", "must be a table of options")
+    try:  # The game's options, checked by the game (`Game.options_spec`).
+      games.check_options(self.game, self.game_options)
+    except ValueError as err:
+      raise ConfigError(f"tdleaf game_options={self.game_options!r}: {err}",
+                        "game_options") from None
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games per colour)")
     return self
 
@@ -157,47 +159,3 @@ def defaults(game: str) -> Config:
   trains without a setting."""
   has_features = games.game_class(game).evaluation_features is not base.Game.evaluation_features
   return Config(game=game, evaluation="features" if has_features else "mlp")
-
-
-def game_option_names(game: str) -> tuple[str, ...]:
-  """The constructor options of `game` (Slider: size, blocks)."""
-  parameters = inspect.signature(games.game_class(game)).parameters
-  return tuple(name for name in parameters if name != "self")
-
-
-def _option_value(text: Any) -> Any:
-  """A game option from the command line: an int where it reads as one, else the text."""
-  if isinstance(text, str) and text.lstrip("-").isdigit():
-    return int(text)
-  return text
-
-
-def with_settings(config: Config, items: Iterable[tuple[str, Any]], *,
-                  source: str | os.PathLike | None = None) -> Config:
-  """`config` with `(key, value)` pairs applied (`azjax.config.override`), where a key that is
-  an option of the game sets `game_options`: its name (`size=7`) where no setting has it, else
-  dotted with the game's section (`game.blocks=none`: `blocks` is the trunk's). The game comes
-  first, so that its options are known.
-
-  Raises:
-    ValueError: an unknown key (neither a setting nor an option of the game) or a bad value.
-  """
-  items = list(items)
-  config = override(config, [(k, v) for k, v in items if k.rpartition(".")[2] == "game"],
-                    source=source)
-  options, settings = dict(config.game_options), []
-  for key, value in items:
-    section, _, name = key.rpartition(".")
-    if name == "game":
-      continue
-    # An option of the game: `size`, or dotted with the game's section, `game.blocks`, where
-    # the plain name is a setting's (`blocks`, the trunk's).
-    fields = declared_fields(Config)
-    in_game = name in fields and fields[name].metadata["section"] is _GAME
-    if name in game_option_names(config.game) and (
-        (section == _GAME.name and not in_game) or (not section and name not in fields)):
-      options[name] = _option_value(value)
-    else:
-      settings.append((key, value))
-  config = override(config, settings, source=source)
-  return dataclasses.replace(config, game_options={**config.game_options, **options})

@@ -140,7 +140,7 @@ def test_set_names_a_games_option_by_its_name():
                                             ("size", "6")])
   assert config.game_options == {"blocks": "none", "size": 6} and config.blocks == 3
   with pytest.raises(ValueError, match=r"'rows' is an option of breakthrough, not of "
-                     r"tic_tac_toe \(its options: none\)"):
+                     r"tic_tac_toe \(it takes none\)"):
     override(Config(), [("rows", "6")])
   with pytest.raises(ValueError, match="breakthrough: rows must be an int, got 'six'"):
     override(Config(game="breakthrough"), [("rows", "six")])

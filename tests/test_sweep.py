@@ -25,6 +25,7 @@ TINY = dataclasses.replace(tiny.TINY, eval_games=4, eval_simulations=4, eval_mct
     (["learnin_rate=1e-3"], "unknown config key 'learnin_rate'; did you mean learning_rate"),
     (["game=chess,checkers"], "'game' cannot be swept"),
     (["iterations=10,20"], "'iterations' cannot be swept"),
+    (["rows=5,6"], r"'rows' is an option of the game.*one sweep per value \(--set rows=...\)"),
     (["learning_rate"], "expected key=value1,value2"),
     (["learning_rate=1e-3", "learning_rate=1e-4"], "given twice"),
     (["training.learning_rate=1e-3", "learning_rate=1e-4"], "given twice"),

@@ -49,6 +49,6 @@ def not_an_option(config: Any, key: str) -> str:
   takers = [g for g in games.GAMES if games.find_option(g, name) is not None]
   if not takers or config.game not in games.GAMES:
     return ""
-  own = ", ".join(o.name for o in games.game_class(config.game).options_spec) or "none"
+  own = ", ".join(o.name for o in games.game_class(config.game).options_spec)
   return (f"config: {key!r} is an option of {', '.join(takers)}, not of {config.game} "
-          f"(its options: {own})")
+          f"({f'its options: {own}' if own else 'it takes none'})")

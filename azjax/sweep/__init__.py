@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import sharding
+from azjax import games, sharding
 from azjax.config import Config, override, resolve_key
 from azjax.evaluate.evaluators import SolverEvaluator
 from azjax.games.base import stack_states
@@ -93,6 +93,9 @@ class Group:
 def check_keys(keys: Iterable[str]) -> None:
   """Raises ValueError for a key that is not a config field or that a sweep cannot vary."""
   for key in keys:
+    if key not in _FIELDS and any(games.find_option(g, key) for g in games.GAMES):
+      raise ValueError(f"sweep: {key!r} is an option of the game, the same for every run of a "
+                       f"sweep (game_options): run one sweep per value (--set {key}=...)")
     if key not in _FIELDS:
       import difflib
       close = difflib.get_close_matches(key, _FIELDS, n=3)

@@ -28,7 +28,7 @@ import optax
 from azjax import augment, games, nets, replay, selfplay, sharding
 from azjax import config as config_lib
 from azjax.config import Config
-from azjax.games.base import Game
+from azjax.games.base import Game, stack_states
 from azjax.runs import checkpoint
 
 
@@ -209,7 +209,7 @@ def loop_under_vmap(fn):
     def row(i):
       return jax.tree.map(lambda x, batched: x[i] if batched else x, list(args), list(in_batched))
     outs = [wrapped(*row(i)) for i in range(axis_size)]
-    out = jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
+    out = stack_states(outs)
     return out, jax.tree.map(lambda _: True, out)
 
   return wrapped

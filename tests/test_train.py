@@ -36,6 +36,18 @@ def test_loss_terms_hand_computed():
   np.testing.assert_allclose(policy_loss, [expected], rtol=1e-6)
   np.testing.assert_allclose(value_loss, [2.25], rtol=1e-6)
 
+def test_a_loop_under_vmap_gives_what_vmap_gives():
+  """`train.loop_under_vmap` (a sweep's `--loop-configs`): under vmap the function runs once per
+  row, with unbatched arguments passed whole, and the rows' pytree outputs come back stacked."""
+  def fn(x, y):
+    return {"sum": x + y.sum(), "rows": x * y}
+
+  x, y = jnp.arange(3.0), jnp.array([1.0, 2.0])
+  looped = jax.vmap(train.loop_under_vmap(fn), in_axes=(0, None))(x, y)
+  assert np.array_equal(looped["sum"], [3.0, 4.0, 5.0])
+  assert np.array_equal(looped["rows"], [[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]])
+
+
 def test_l2_penalty_counts_kernels_only():
   params = {"Dense_0": {"kernel": jnp.array([[1.0, 2.0]]), "bias": jnp.array([5.0])},
             "BatchNorm_0": {"scale": jnp.array([3.0])}}

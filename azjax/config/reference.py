@@ -119,10 +119,8 @@ def _option_rows() -> list[str]:
   for game in games.GAMES:
     defaults = games.option_defaults(game)
     for option in games.game_class(game).options_spec:
-      allowed = (f"{option.low}..{option.high}" if option.kind is int
-                 and option.low is not None and option.high is not None
-                 else option.range_text() if option.kind is int
-                 else ", ".join(f"`{c}`" for c in option.choices))
+      allowed = (", ".join(f"`{c}`" for c in option.choices) if option.choices
+                 else option.range_text().removeprefix("in "))
       also = f" (older configs: {', '.join(option.aliases)})" if option.aliases else ""
       lines.append(f"| {game} | `{option.name}` | {option.kind.__name__} | "
                    f"{_toml_value(defaults[option.name])} | {allowed} | "

@@ -39,8 +39,9 @@ class Option:
     if self.kind is int:
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{game}: {self.name} must be an int, got {value!r}")
-      if not (self.low is None or value >= self.low) or not (self.high is None
-                                                           or value <= self.high):
+      too_low = self.low is not None and value < self.low
+      too_high = self.high is not None and value > self.high
+      if too_low or too_high:
         raise ValueError(f"{game}: {self.name} must be {self.range_text()}, got {value}")
     elif not isinstance(value, self.kind):
       raise ValueError(f"{game}: {self.name} must be a {self.kind.__name__}, got {value!r}")

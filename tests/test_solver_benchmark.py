@@ -3,6 +3,7 @@ tiny network end to end, and the evaluate command's --solver mode."""
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import jax
@@ -191,19 +192,28 @@ def test_play_vs_solver_reports_both_colours():
 
 
 @pytest.mark.slow
-def test_evaluate_solver_mode(tmp_path, trained_run):
+def test_evaluate_solver_mode(tmp_path, trained_run, monkeypatch):
   from azjax.cli import evaluate
+  from azjax.evaluate import strength
 
   assert evaluate.simulation_counts("32,128") == (32, 128) and evaluate.simulation_counts("8") == 8
   positions = sb.Positions.load(sb.positions_path("tic_tac_toe"))
   small = positions.subset(np.arange(0, 4520, 150)).save(tmp_path / "small.npz")
   out = tmp_path / "table.md"
-  evaluate.main(["--checkpoint", str(trained_run("tic_tac_toe")), "--solver", "--simulations", "2",
+  run = shutil.copytree(trained_run("tic_tac_toe"), tmp_path / "run")  # It gets a strength.json.
+  evaluate.main(["--checkpoint", str(run), "--solver", "--simulations", "2",
                  "--positions", str(small), "--solver-out", str(out)])
   text = out.read_text()
   assert f"on {small} (" in text  # A set of one's own by its path; a packaged one by name:
   assert sb.positions_label(sb.packaged_path("tic_tac_toe")) == (
       "azjax/data/solver_positions/tic_tac_toe.npz")
+  assert strength.read(run).basis == str(small)
+  # Runs are compared on the basis string, so a packaged set is named as the tables name it,
+  # never by this machine's install path.
+  monkeypatch.setattr(solver_positions, "BENCHMARK_DIR", str(tmp_path))
+  evaluate.main(["--checkpoint", str(run), "--solver", "--simulations", "2",
+                 "--positions", str(small)])
+  assert strength.read(run).basis == "azjax/data/solver_positions/small.npz"
   assert "--solver" in text and "| search2 | all |" in text and "| policy | 0-2 |" in text
   report = json.loads(out.with_suffix(".json").read_text())
   assert set(report["metrics"]) == {"policy", "search2"}

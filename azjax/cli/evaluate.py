@@ -333,7 +333,8 @@ def run_solver(parser: argparse.ArgumentParser, args: argparse.Namespace, comman
   print("\n".join(lines), flush=True)
   append_eval(output_dir(args, args.checkpoint), command, lines)
   if not interrupted and args.snapshot is None:
-    write_strength(args, args.checkpoint, strength.from_solver(results, str(path), command))
+    # Named as the tables name it: runs compare on this string, so no machine's path.
+    write_strength(args, args.checkpoint, strength.from_solver(results, shown, command))
   if args.solver_out:
     out = Path(args.solver_out)
     out.parent.mkdir(parents=True, exist_ok=True)

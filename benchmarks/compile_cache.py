@@ -1,7 +1,7 @@
 """Time to the first training iteration on a cold and on a warm compilation cache.
 
     python -m benchmarks.compile_cache                          # preset tic_tac_toe
-    python -m benchmarks.compile_cache --preset connect_four_cpu --repeats 2
+    python -m benchmarks.compile_cache --preset connect_four --repeats 2
 
 Each measurement is a fresh Python process running the training command a user runs,
 `python -m experiments.<game> --preset P --iterations 2 --compile-cache DIR`, in a new run

@@ -1,8 +1,9 @@
 """Why search barely improves on the raw policy in the opening: a network's value head and its
 search, by ply, on solver-labelled positions.
 
-    python -m benchmarks.search_payoff --run results/connect_four_cpu --positions strong \
-        --variant gumbel --variant gumbel:max_num_considered_actions=4 --variant puct \
+    python -m benchmarks.search_payoff --run results/efficiency/connect_four/mlp_run \
+        --positions strong --variant gumbel --variant gumbel:max_num_considered_actions=4 \
+        --variant puct \
         --out results/solver_benchmark/search_payoff_connect_four_cpu.md
 
 Three tables per run, over the positions of the set (`azjax.solver.positions`), with the ply

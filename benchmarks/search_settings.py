@@ -5,7 +5,7 @@ Gumbel (the default evaluation search: no noise, Sequential Halving over the pol
 actions) and PUCT (AlphaZero's; no Dirichlet noise, the most visited move) at several
 simulation counts, and writes a markdown table of mistake rates by ply range.
 
-    python -m benchmarks.search_settings results/connect_four_cpu \
+    python -m benchmarks.search_settings results/efficiency/connect_four/mlp_run \
         --out results/efficiency/connect_four/search_settings.md
 """
 

@@ -119,7 +119,7 @@ def _start(tmp: Path, name: str, argv: list[str], *, processes: int = PROCESSES,
   hooks = tmp / "hooks"
   hooks.mkdir(exist_ok=True)
   (hooks / "sitecustomize.py").write_text(_SITECUSTOMIZE)
-  flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}"
+  flags = tiny.cpu_devices_flags(devices, os.environ.get("XLA_FLAGS", ""))
   # Loopback only: the coordinator would listen on every address of the machine.
   port = _free_port()
   started = []
@@ -129,7 +129,7 @@ def _start(tmp: Path, name: str, argv: list[str], *, processes: int = PROCESSES,
       (home / sub).mkdir(parents=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR")}
-    env.update(XLA_FLAGS=flags.strip(), HOME=str(home / "home"), TMPDIR=str(home / "tmp"),
+    env.update(XLA_FLAGS=flags, HOME=str(home / "home"), TMPDIR=str(home / "tmp"),
                PYTHONPATH=os.pathsep.join([str(hooks), str(ROOT), env.get("PYTHONPATH", "")]),
                AZJAX_TEST_WRITES=str(tmp / f"{name}-{i}.writes.json"), PYTHONUNBUFFERED="1",
                JAX_COORDINATOR_BIND_ADDRESS=f"127.0.0.1:{port}",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jax
 import pytest
+import tiny
 
 from azjax import sharding
 
@@ -123,7 +124,7 @@ print("ok")
 
 def _run(code: str) -> None:
   # The parent's XLA_FLAGS (conftest's compile-time setting) go on, with 8 CPU devices.
-  flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8".strip()
+  flags = tiny.cpu_devices_flags(8, os.environ.get("XLA_FLAGS", ""))
   env = dict(os.environ, XLA_FLAGS=flags,
              PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
   proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PRELUDE + code)], cwd=ROOT,

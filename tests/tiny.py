@@ -27,6 +27,19 @@ TRAINING = dataclasses.replace(TINY, iterations=6, eval_games=8, eval_simulation
 GAMES = {"tic_tac_toe": {}, "connect_four": {}, "breakthrough": {"rows": 5, "cols": 5}}
 
 
+
+
+def cpu_devices_flags(devices: int, flags: str = "") -> str:
+  """`flags` (XLA_FLAGS) with `devices` simulated CPU devices for a test's child process.
+
+  XLA aborts a process whose devices wait more than 40 s for each other at a collective; on
+  two busy cores 8 simulated devices can (CI lost a run to it), so the wait is raised to 10
+  minutes: a genuine deadlock still ends, at the tests' own subprocess timeout.
+  """
+  return (f"{flags} --xla_force_host_platform_device_count={devices}"
+          " --xla_cpu_collective_call_terminate_timeout_seconds=600").strip()
+
+
 def config(game: str = "tic_tac_toe", **overrides) -> Config:
   """`TINY` for `game` (one of `GAMES`), with `overrides`: settings, or options of the game
   (`rows=6`, `observation="thesis"`), as `--set` takes them (`azjax.config.override`)."""

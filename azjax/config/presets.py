@@ -15,22 +15,26 @@ PRESETS: dict[str, Config] = {
         game="tic_tac_toe", net="mlp", hidden=64, blocks=2, simulations=32, selfplay_batch=128,
         selfplay_steps=9, buffer_size=16384, train_batch=256, sgd_steps=8, iterations=300,
         eval_every=50, eval_games=100, eval_simulations=32, eval_mcts_simulations=100),
-    # Connect Four on 2 CPU cores, two hours: what made results/connect_four_cpu. Symmetry
-    # augmentation, value targets half outcome and half search value, and 32 SGD steps an
-    # iteration (replay ratio 4) halved its mistakes against perfect play at equal training
-    # time; games that start after up to 24 random moves cut them by half again; and an MLP
-    # 256x3 in place of the ResNet 32x3 (whose 3x3 convolutions on a 6x7 board are slow on a
-    # CPU) runs an iteration 8x faster and reached the ResNet's two-hour mistake rate in about
-    # a quarter of the time (docs/efficiency.md). The cosine learning rate spans the 21000
-    # iterations two hours give on a 2-core machine; --minutes 120 caps a slower machine's run.
-    # solver_every draws the curve.
+    # Connect Four on 2 CPU cores, four hours: what made results/connect_four_cpu (issue #55's
+    # race, which also set eval_every=0 and checkpoint_every=2000). Symmetry augmentation,
+    # value targets from outcome and search value, and 32 SGD steps an iteration (replay ratio
+    # 4) halved its mistakes against perfect play at equal training time; games that start
+    # after up to 24 random moves cut them by half again; and an MLP 256x3 in place of the
+    # ResNet 32x3 (whose 3x3 convolutions on a 6x7 board are slow on a CPU) runs an iteration
+    # 8x faster and reached the ResNet's two-hour mistake rate in about a quarter of the time
+    # (docs/efficiency.md). Noiseless moves after a game's 12th and three quarters of the value
+    # target from the outcome gave the searched players their best short runs on the positions
+    # strong play reaches (docs/efficiency/connect_four_strong_play.md), so the outcomes the
+    # value learns are those of strong play. The cosine learning rate spans the 80000
+    # iterations four hours give on a fast 2-core machine (0.18 s each); --minutes caps a
+    # slower machine's run. solver_every draws the curve on the strong-play positions.
     "connect_four": Config(
         game="connect_four", net="mlp", hidden=256, blocks=2, simulations=16,
         selfplay_batch=128, selfplay_steps=16, buffer_size=65536, train_batch=256,
-        sgd_steps=32, augment=True, value_target_mix=0.5, opening_moves=24,
-        lr_schedule="cosine", iterations=21000, minutes=120.0, eval_every=3000, eval_games=64,
-        eval_simulations=32, eval_mcts_simulations=200, solver_every=250,
-        checkpoint_every=1500),
+        sgd_steps=32, augment=True, value_target_mix=0.25, gumbel_moves=12, opening_moves=24,
+        lr_schedule="cosine", iterations=80000, minutes=240.0, eval_every=3000, eval_games=64,
+        eval_simulations=32, eval_mcts_simulations=200, solver_every=1000,
+        solver_positions="strong", checkpoint_every=1500),
     # Connect Four on one GPU: ResNet 128x6 in bfloat16, 1024 games at a time.
     # The GPU presets check against few rollout-MCTS simulations during training: those
     # simulations run one after another, each a whole random game, which is thousands of tiny

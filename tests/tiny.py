@@ -31,8 +31,6 @@ TRAINING = dataclasses.replace(TINY, iterations=6, eval_games=8, eval_simulation
 GAMES = {"tic_tac_toe": {}, "connect_four": {}, "breakthrough": {"rows": 5, "cols": 5}}
 
 
-
-
 # XLA aborts a process whose devices wait more than 40 s for each other at a collective; on two
 # busy cores 8 simulated devices can (CI lost a run to it), so tests raise the wait to 10
 # minutes: a genuine deadlock still ends, at the tests' own subprocess timeout.

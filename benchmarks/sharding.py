@@ -23,12 +23,13 @@ import os
 import sys
 import time
 
+from azjax import cpu_devices  # (imports no JAX)
+
 if "jax" not in sys.modules and "--xla_force_host_platform_device_count" not in os.environ.get(
     "XLA_FLAGS", ""):
   # Simulated devices on a CPU-only machine; a GPU machine ignores the flag (it is about the host
   # platform), so it is harmless there.
-  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                             + " --xla_force_host_platform_device_count=8").strip()
+  os.environ.update(cpu_devices.environment(8))
 
 import jax  # noqa: E402  (after XLA_FLAGS)
 

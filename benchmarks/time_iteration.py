@@ -27,6 +27,8 @@ import os
 import sys
 import time
 
+from azjax import cpu_devices  # (imports no JAX: devices are set before JAX starts)
+
 
 def seconds_per_iteration(config, iterations: int = 8, warmup: int = 4, devices: int = 1) -> float:
   import jax
@@ -63,8 +65,7 @@ def main(argv: list[str] | None = None) -> None:
   if args.devices > 1:
     if "jax" in sys.modules:
       raise SystemExit("--devices: run as python -m benchmarks.time_iteration (JAX has started)")
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={args.devices}")
+    os.environ.update(cpu_devices.environment(args.devices))
   from azjax.config.presets import preset
 
   base = dataclasses.replace(preset(args.preset), min_buffer=1)

@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 import tiny
 
+from azjax import cpu_devices
 from azjax.runs import checkpoint, driver, layout
 from azjax.runs.loop import read_metrics
 from azjax.train import Trainer
@@ -119,7 +120,6 @@ def _start(tmp: Path, name: str, argv: list[str], *, processes: int = PROCESSES,
   hooks = tmp / "hooks"
   hooks.mkdir(exist_ok=True)
   (hooks / "sitecustomize.py").write_text(_SITECUSTOMIZE)
-  flags = tiny.cpu_devices_flags(devices, os.environ.get("XLA_FLAGS", ""))
   # Loopback only: the coordinator would listen on every address of the machine.
   port = _free_port()
   started = []
@@ -129,7 +129,8 @@ def _start(tmp: Path, name: str, argv: list[str], *, processes: int = PROCESSES,
       (home / sub).mkdir(parents=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR")}
-    env.update(XLA_FLAGS=flags, HOME=str(home / "home"), TMPDIR=str(home / "tmp"),
+    env = cpu_devices.environment(devices, env)
+    env.update(HOME=str(home / "home"), TMPDIR=str(home / "tmp"),
                PYTHONPATH=os.pathsep.join([str(hooks), str(ROOT), env.get("PYTHONPATH", "")]),
                AZJAX_TEST_WRITES=str(tmp / f"{name}-{i}.writes.json"), PYTHONUNBUFFERED="1",
                JAX_COORDINATOR_BIND_ADDRESS=f"127.0.0.1:{port}",

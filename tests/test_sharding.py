@@ -13,9 +13,8 @@ from pathlib import Path
 
 import jax
 import pytest
-import tiny
 
-from azjax import sharding
+from azjax import cpu_devices, sharding
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,9 +123,8 @@ print("ok")
 
 def _run(code: str) -> None:
   # The parent's XLA_FLAGS (conftest's compile-time setting) go on, with 8 CPU devices.
-  flags = tiny.cpu_devices_flags(8, os.environ.get("XLA_FLAGS", ""))
-  env = dict(os.environ, XLA_FLAGS=flags,
-             PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  env = cpu_devices.environment(8)
+  env["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
   proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PRELUDE + code)], cwd=ROOT,
                         env=env, capture_output=True, text=True, timeout=600)
   assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]

@@ -10,10 +10,6 @@ A run trained with it once per test session is the `trained_run` fixture (tests/
 """
 
 import dataclasses
-import functools
-import os
-import subprocess
-import sys
 
 from azjax.config import Config, override
 
@@ -29,29 +25,6 @@ TRAINING = dataclasses.replace(TINY, iterations=6, eval_games=8, eval_simulation
 
 # The games the tests train, with the rule options that keep them small.
 GAMES = {"tic_tac_toe": {}, "connect_four": {}, "breakthrough": {"rows": 5, "cols": 5}}
-
-
-# XLA aborts a process whose devices wait more than 40 s for each other at a collective; on two
-# busy cores 8 simulated devices can (CI lost a run to it), so tests raise the wait to 10
-# minutes: a genuine deadlock still ends, at the tests' own subprocess timeout.
-_COLLECTIVE_WAIT = "--xla_cpu_collective_call_terminate_timeout_seconds=600"
-
-
-@functools.cache
-def _xla_knows(flag: str) -> bool:
-  """Whether this jaxlib's XLA accepts `flag` (it aborts on an unknown one, and flags come and
-  go between versions)."""
-  env = dict(os.environ, XLA_FLAGS=flag, JAX_PLATFORMS="cpu")
-  proc = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], env=env,
-                        capture_output=True, timeout=120)
-  return proc.returncode == 0
-
-
-def cpu_devices_flags(devices: int, flags: str = "") -> str:
-  """`flags` (XLA_FLAGS) with `devices` simulated CPU devices for a test's child process, and
-  the longer collective wait above where this XLA has the flag."""
-  wait = f" {_COLLECTIVE_WAIT}" if _xla_knows(_COLLECTIVE_WAIT) else ""
-  return f"{flags} --xla_force_host_platform_device_count={devices}{wait}".strip()
 
 
 def config(game: str = "tic_tac_toe", **overrides) -> Config:

@@ -23,7 +23,8 @@ periphery is grouped into packages:
    playing and probing; `azjax.plots` draws every figure; `azjax.cli` holds the commands.
 
 `azjax.files` (atomic writes, JSONL) serves every layer; `azjax.console` (progress on a terminal,
-Ctrl-C that keeps what finished, a missing optional extra in one line) serves the long commands.
+Ctrl-C that keeps what finished, a missing optional extra in one line) serves the long commands;
+`azjax.cpu_devices` sets up simulated CPU devices (the sharding tests, `benchmarks.sharding`).
 
 The submodules load on first use (`import azjax; azjax.runs.load(...)` works), so `import
 azjax` alone does not import JAX.

@@ -130,6 +130,21 @@ def _run(code: str) -> None:
   assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-4000:]
 
 
+def test_simulated_devices_get_four_threads_each():
+  env = cpu_devices.environment(8, {"XLA_FLAGS": "--xla_backend_optimization_level=0"})
+  assert env["XLA_FLAGS"] == ("--xla_backend_optimization_level=0 "
+                              "--xla_force_host_platform_device_count=8")
+  assert env["PJRT_NPROC"] == str(max(32, os.cpu_count()))
+  # A larger pool asked for stays; a smaller one grows; the caller's mapping is not changed.
+  given = {"PJRT_NPROC": "100"}
+  assert cpu_devices.environment(2, given)["PJRT_NPROC"] == "100"
+  assert given == {"PJRT_NPROC": "100"}
+  assert cpu_devices.environment(2, {"PJRT_NPROC": "1"})["PJRT_NPROC"] == str(
+      max(8, os.cpu_count()))
+  with pytest.raises(ValueError, match="devices=0: must be at least 1"):
+    cpu_devices.environment(0, {})
+
+
 @pytest.mark.slow
 def test_one_iteration_sharded_over_8_devices_matches_one_device():
   _run(ONE_RUN)

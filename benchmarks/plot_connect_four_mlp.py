@@ -25,7 +25,7 @@ from azjax.files import read_jsonl  # noqa: E402
 HERE = Path("results/efficiency/connect_four")
 SLOWER = 1.5  # the preset's machine against this one: 2.85-2.95 s an iteration against 1.9 s
 CURVES = {  # name -> (metrics.jsonl, factor on its minutes, line style)
-    "MLP 256x3 (mlp_run)": (HERE / "mlp_run/metrics.jsonl", 1.0, "-"),
+    "MLP 256x3 (mlp_run)": (HERE / "mlp_run/metrics.jsonl.gz", 1.0, "-"),
     "MLP 256x3, 12-minute screening": (HERE / "mlp/screen_12min/metrics.jsonl.gz", 1.0, "-"),
     "ResNet 32x3 preset (resnet_run), minutes x1.5": (HERE / "resnet_run/metrics.jsonl.gz",
                                                        SLOWER, "--"),

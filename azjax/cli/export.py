@@ -175,7 +175,7 @@ def write(directory: Path, env, config, run_dir: Path, variables, table: dict[st
       # What the policy's indices mean: states.npz's "action" and the policy columns.
       action_moves=action_moves(env),
       # The run's training record (loss, games, evaluations per iteration).
-      metrics=str(run_dir / layout.METRICS_JSONL))
+      metrics=str(layout.metrics_file(run_dir)))
   dataset.save(directory, dataset.Dataset(table=table, activations=acts, meta=meta))
   checkpoint.export_npz(variables, directory / PARAMS)
 

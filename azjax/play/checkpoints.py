@@ -54,14 +54,11 @@ def trained_spec(run_dir: Path) -> agents.Spec:
 def _tdleaf_note(run_dir: Path, depth: int | None) -> str:
   """"trained agent: RUN (TD-Leaf alpha-beta, depth 3, feature MLP; slider 4x4, 40
   iterations)": what a TD-Leaf run's player is."""
-  import json
-
   from azjax import tdleaf
+  from azjax.runs.loop import read_metrics
 
   config = tdleaf.Config.load(run_dir)
-  metrics = run_dir / layout.METRICS_JSONL
-  rows = [json.loads(line) for line in metrics.read_text().splitlines()
-          if line.strip()] if metrics.exists() else []
+  rows = read_metrics(run_dir)  # metrics.jsonl, or a record's metrics.jsonl.gz
   iterations = max((int(r.get("iteration", 0)) for r in rows), default=0)
   trained = f", {iterations} iteration{'s' * (iterations != 1)}" if iterations else ""
   return (f"trained agent: {_relative(run_dir)} (TD-Leaf alpha-beta, depth "

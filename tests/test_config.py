@@ -96,8 +96,38 @@ def test_validate_applies_each_declared_range(field):
 
 @pytest.mark.parametrize("key", ["optimizer", "lr_schedule", "gating_player"])
 def test_validate_applies_each_declared_choice(key):
-  with pytest.raises(ValueError, match=f"config {key}='nonsense': use .* or "):
+  with pytest.raises(ValueError, match=f"config {key}='nonsense': must be one of .* or "):
     dataclasses.replace(Config(), **{key: "nonsense"}).validate()
+
+
+def _learner_configs():
+  from azjax.klent.config import KlentConfig
+  from azjax.tdleaf.config import Config as TDLeafConfig
+  return [("config", Config(game="connect_four")), ("tdleaf", TDLeafConfig(game="connect_four")),
+          ("klent", KlentConfig(game="connect_four"))]
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("iterations", 10.0, "must be an int"), ("iterations", True, "must be an int"),
+    ("seed", "1", "must be an int"), ("iterations", 0, "must be >= 1"),
+    ("game", "go", "unknown game; available: "),
+    ("game_options", {"rows": 5}, "connect_four has no option 'rows'")])
+def test_every_learners_config_checks_its_declared_fields_in_one_way(field, value, why):
+  """AlphaZero's, TD-Leaf's and KLENT's configs share `azjax.config.checks`: the same field
+  with the same bad value gets the same reason, under the learner's own name."""
+  for name, config in _learner_configs():
+    bad = dataclasses.replace(config, **{field: value})
+    with pytest.raises(config_lib.ConfigError,
+                       match=re.escape(f"{name} {field}={value!r}: {why}")) as err:
+      bad.validate()
+    assert err.value.key == field
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "0.5", False])
+def test_a_float_field_needs_a_finite_number_in_every_learners_config(value):
+  for name, config in _learner_configs():
+    with pytest.raises(config_lib.ConfigError, match=f"{name} minutes=.*must be a finite number"):
+      dataclasses.replace(config, minutes=value).validate()
 
 
 def test_a_learning_rate_floor_needs_the_cosine_schedule():

@@ -13,6 +13,7 @@ A run's settings come from a preset (`presets.py`), then a file (`files.read_set
 or TOML), then `key=value` overrides (`override`). The modules:
 
     fields.py     the declarations, `Config`, its checks, key names and overrides
+    checks.py     what every learner's config checks of its declared fields (`ConfigError`)
     game_options.py  which keys are options of the game (`--set rows=6`), older flat keys
     files.py      config files (JSON, TOML), a run directory's config.json, `to_toml`
     presets.py    the named presets

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from typing import Any, Callable, Iterable, Sequence
 
 from azjax import games, nets
+from azjax.config import checks
+from azjax.config.checks import ConfigError, field_choices  # noqa: F401 (the config's names)
 from azjax.config.game_options import game_option, is_legacy_default, not_an_option
 from azjax.nets import NetConfig
 from azjax.search import ALGORITHMS, SearchConfig, for_evaluation
@@ -366,22 +367,10 @@ class Config:
       if not cond:
         raise ConfigError(f"config {key}={getattr(self, key)!r}: {why}", key)
 
-    need(self.game in games.GAMES, "game", f"unknown game; available: {', '.join(games.GAMES)}")
-    try:  # The game's options, checked by the game (`Game.options_spec`).
-      games.check_options(self.game, self.game_options)
-    except ValueError as err:
-      raise ConfigError(f"config game_options={self.game_options!r}: {err}",
-                        "game_options") from None
-    # Every float field, present and future, before its range: inf and nan pass most
-    # comparisons (inf > 0, and nan fails them with a misleading reason) and are not JSON.
-    for field in dataclasses.fields(self):
-      if isinstance(field.default, float):
-        need(math.isfinite(getattr(self, field.name)), field.name, "must be a finite number")
-    # The ranges declared with the fields.
-    for field in dataclasses.fields(self):
-      check = field.metadata["check"]
-      if check is not None:
-        need(check.ok(getattr(self, field.name)), field.name, f"must be {check.text}")
+    checks.check_game(self, need)
+    # What the fields declare (int, finite float, range); their choices come last, after the
+    # network's and the search's own checks, which name their settings ("kind", "algorithm").
+    checks.check_declared(self, need, choices=False)
     need(self.gating_games >= 2 and self.gating_games % 2 == 0, "gating_games",
          "must be even and >= 2 (half the games with each colour)")
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games with each colour)")
@@ -403,11 +392,7 @@ class Config:
     # The network's and the search's own checks name their settings ("kind", "algorithm").
     self.net_config().validate()
     self.search_config().validate()
-    # The choices declared with the fields (those of the network and the search are theirs).
-    for field in dataclasses.fields(self):
-      choices = field_choices(field)
-      if choices:
-        need(getattr(self, field.name) in choices, field.name, f"use {_one_of(choices)}")
+    checks.check_choices(self, need)
     return self
 
   def to_json(self) -> str:
@@ -419,30 +404,10 @@ class Config:
     return override(cls(), flat_settings(values).items())
 
 
-class ConfigError(ValueError):
-  """An impossible config value (`Config.validate`); `key` names its field."""
-
-  def __init__(self, message: str, key: str):
-    super().__init__(message)
-    self.key = key
-
-
-def _one_of(choices: Sequence[str]) -> str:
-  """"a, b or c"."""
-  return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
-
-
 def declared_fields(cls: type = Config) -> dict[str, dataclasses.Field]:
   """`{name: field}` of a config class whose fields are declared by `Section` (`Config`, or a
   learner's own, e.g. `azjax.tdleaf.config.Config`), in the order of the class."""
   return {f.name: f for f in dataclasses.fields(cls)}
-
-
-def field_choices(field: dataclasses.Field) -> tuple[str, ...]:
-  """The values a declared string field allows (its `choices`, asked for now where they are a
-  function); () for any value."""
-  choices = field.metadata["choices"]
-  return tuple(choices()) if callable(choices) else choices
 
 
 def section_names(cls: type = Config) -> tuple[str, ...]:

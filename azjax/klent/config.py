@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from pathlib import Path
 
 from azjax import config as config_lib
 from azjax import games, nets
-from azjax.config import Config
+from azjax.config import Config, checks
 from azjax.config.fields import (
   ABOVE_0,
   AT_LEAST_0,
@@ -26,7 +25,6 @@ from azjax.config.fields import (
   PROBABILITY,
   ConfigError,
   Section,
-  field_choices,
 )
 from azjax.runs import layout
 
@@ -129,28 +127,12 @@ class KlentConfig:
     """Returns self, or raises `ConfigError` naming the bad field."""
     def need(ok: bool, key: str, why: str) -> None:
       if not ok:
-        raise ConfigError(f"klent: {key} {why}", key)
+        raise ConfigError(f"klent {key}={getattr(self, key)!r}: {why}", key)
 
-    for field in dataclasses.fields(self):
-      value = getattr(self, field.name)
-      if isinstance(field.default, float):
-        need(isinstance(value, (int, float)) and math.isfinite(value), field.name,
-             "must be a finite number")
-      elif isinstance(field.default, int):
-        need(isinstance(value, int) and not isinstance(value, bool), field.name,
-             "must be an int")
-      check = field.metadata["check"]
-      if check is not None:
-        need(check.ok(value), field.name, f"must be {check.text}")
-      if choices := field_choices(field):
-        need(value in choices, field.name, f"must be one of {', '.join(choices)}")
-    try:  # The game's options, checked by the game (`Game.options_spec`).
-      games.check_options(self.game, self.game_options)
-    except ValueError as err:
-      raise ConfigError(f"klent: game_options={self.game_options!r}: {err}",
-                        "game_options") from None
-    need(self.alpha + self.beta > 0, "alpha", "and beta cannot both be 0 (the target would "
-         "be the argmax of Q, which the closed form does not give)")
+    checks.check_game(self, need)
+    checks.check_declared(self, need)
+    need(self.alpha + self.beta > 0, "alpha", f"alpha and beta={self.beta!r} cannot both be 0 "
+         "(the target would be the argmax of Q, which the closed form does not give)")
     need(self.buffer_size >= self.train_batch, "buffer_size",
          f"must hold one training batch (train_batch={self.train_batch})")
     need(self.min_buffer <= self.buffer_size, "min_buffer", "must be <= buffer_size")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from pathlib import Path
 
 from azjax import games, nets
+from azjax.config import checks
 from azjax.config.fields import (
   ABOVE_0,
   AT_LEAST_0,
@@ -24,7 +24,6 @@ from azjax.config.fields import (
   ConfigError,
   Section,
   declared_fields,
-  field_choices,
 )
 from azjax.files import write_atomic
 from azjax.games import base
@@ -118,22 +117,8 @@ class Config:
       if not cond:
         raise ConfigError(f"tdleaf {key}={getattr(self, key)!r}: {why}", key)
 
-    for name, field in declared_fields(type(self)).items():
-      value, default = getattr(self, name), field.default
-      if isinstance(default, int) and not isinstance(default, bool):
-        need(isinstance(value, int) and not isinstance(value, bool), name, "must be an int")
-      if isinstance(default, float):
-        need(isinstance(value, (int, float)) and math.isfinite(value), name,
-             "must be a finite number")
-      if field.metadata["check"] is not None:
-        need(field.metadata["check"].ok(value), name, f"must be {field.metadata['check'].text}")
-      if choices := field_choices(field):
-        need(value in choices, name, f"must be one of {', '.join(choices)}")
-    try:  # The game's options, checked by the game (`Game.options_spec`).
-      games.check_options(self.game, self.game_options)
-    except ValueError as err:
-      raise ConfigError(f"tdleaf game_options={self.game_options!r}: {err}",
-                        "game_options") from None
+    checks.check_game(self, need)
+    checks.check_declared(self, need)
     need(self.eval_games % 2 == 0, "eval_games", "must be even (half the games per colour)")
     return self
 

@@ -25,11 +25,11 @@ import time
 
 from azjax import cpu_devices  # (imports no JAX)
 
-if "jax" not in sys.modules and "--xla_force_host_platform_device_count" not in os.environ.get(
-    "XLA_FLAGS", ""):
-  # Simulated devices on a CPU-only machine; a GPU machine ignores the flag (it is about the host
+if "jax" not in sys.modules:
+  # Simulated devices on a CPU-only machine (8, or as many as XLA_FLAGS already asks for), with
+  # the thread pool their collectives need; a GPU machine ignores the flag (it is about the host
   # platform), so it is harmless there.
-  os.environ.update(cpu_devices.environment(8))
+  os.environ.update(cpu_devices.environment(cpu_devices.requested_devices() or 8))
 
 import jax  # noqa: E402  (after XLA_FLAGS)
 

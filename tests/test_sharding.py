@@ -145,6 +145,18 @@ def test_simulated_devices_get_four_threads_each():
     cpu_devices.environment(0, {})
 
 
+def test_a_device_count_already_asked_for_is_read_and_replaced():
+  flags = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4 --xla_cpu_use_thunk_runtime=1"}
+  assert cpu_devices.requested_devices(flags) == 4
+  assert cpu_devices.requested_devices({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=1"}) is None
+  assert cpu_devices.requested_devices({}) is None
+  assert cpu_devices.environment(4, flags) == {
+      "XLA_FLAGS": "--xla_cpu_use_thunk_runtime=1 --xla_force_host_platform_device_count=4",
+      "PJRT_NPROC": str(max(16, os.cpu_count()))}
+  with pytest.raises(ValueError, match="device_count=four: must be a whole number"):
+    cpu_devices.requested_devices({"XLA_FLAGS": "--xla_force_host_platform_device_count=four"})
+
+
 @pytest.mark.slow
 def test_one_iteration_sharded_over_8_devices_matches_one_device():
   _run(ONE_RUN)

@@ -220,11 +220,13 @@ def test_conv_head_rejects_an_action_count_it_cannot_lay_out():
 # -- Sown activations ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind, policy_head", [(kind, "dense") for kind in nets.KINDS]
-                         + [(kind, "conv") for kind in CONV_KINDS])
-def test_intermediates_names_and_shapes(kind, policy_head):
+@pytest.mark.parametrize("kind, policy_head, residual",
+                         [(kind, "dense", False) for kind in nets.KINDS]
+                         + [(kind, "conv", False) for kind in CONV_KINDS]
+                         + [("mlp", "dense", True)])
+def test_intermediates_names_and_shapes(kind, policy_head, residual):
   (shape, num_actions), (rows, cols, _) = C4, C4[0]
-  config = small_config(kind, policy_head=policy_head)
+  config = small_config(kind, policy_head=policy_head, residual=residual)
   assert nets.activation_names(config) == NAMES
   module = {"resnet": resnet, "se_resnet": resnet, "mlp": mlp, "cnn": cnn}[kind]
   assert module.layer_names(config) == NAMES
@@ -249,6 +251,50 @@ def test_sowing_does_not_change_outputs(kind):
   plain_logits, plain_value = apply(variables, obs, train=False)
   np.testing.assert_array_equal(logits, plain_logits)
   np.testing.assert_array_equal(value, plain_value)
+
+
+def test_residual_mlp_parameters_by_hand():
+  """Stem (84 -> 16 with a LayerNorm), two blocks of LayerNorm + two 16 x 16 dense layers, the
+  trunk's last LayerNorm, then the plain MLP's heads: counted by hand on Connect Four."""
+  (shape, num_actions), hidden = C4, 16
+  params = abstract_variables(small_config("mlp", residual=True), shape, num_actions)["params"]
+  block = 2 * hidden + 2 * (hidden * hidden + hidden)
+  assert jax.tree.map(lambda x: x.shape, params["residual_1"]) == {
+      "norm": {"scale": (hidden,), "bias": (hidden,)},
+      "dense_0": {"kernel": (hidden, hidden), "bias": (hidden,)},
+      "dense_1": {"kernel": (hidden, hidden), "bias": (hidden,)}}
+  trunk = (6 * 7 * 2 * hidden + hidden) + 2 * hidden + 2 * block + 2 * hidden
+  heads = (hidden * hidden + hidden) + (hidden * num_actions + num_actions) + (
+      hidden * 8 + 8) + (8 + 1)
+  assert sum(x.size for x in jax.tree.leaves(params)) == trunk + heads
+
+
+def test_residual_mlp_blocks_add_to_the_stream():
+  """A block whose last layer is zero passes the stream through unchanged, so each sown block
+  output is the one before plus that block's update; the trunk's output is then
+  ReLU(LayerNorm(stem))."""
+  config = small_config("mlp", residual=True)
+  apply, variables = build(config, *C4)
+  params = jax.tree.map(lambda x: x, variables["params"])
+  params["residual_0"]["dense_1"] = jax.tree.map(jnp.zeros_like, params["residual_0"]["dense_1"])
+  obs = random_obs(C4[0])
+  _, state = apply({"params": params}, obs, train=False, mutable=("intermediates",))
+  acts = state["intermediates"]
+  np.testing.assert_array_equal(acts["block_0"], acts["stem"])
+  assert not np.allclose(acts["block_1"], acts["block_0"])  # block 1 is not zeroed
+  params["residual_1"]["dense_1"] = jax.tree.map(jnp.zeros_like, params["residual_1"]["dense_1"])
+  _, state = apply({"params": params}, obs, train=False, mutable=("intermediates",))
+  stem = state["intermediates"]["stem"]
+  np.testing.assert_array_equal(state["intermediates"]["block_1"], stem)
+  mean = stem.mean(-1, keepdims=True)
+  normed = (stem - mean) / np.sqrt(stem.var(-1, keepdims=True) + 1e-6)
+  norm_out = params["norm_out"]
+  trunk = jnp.maximum(normed * norm_out["scale"] + norm_out["bias"], 0)
+  policy_hidden = params["policy_hidden"]
+  np.testing.assert_allclose(
+      state["intermediates"]["policy_trunk"],
+      jnp.maximum(trunk @ policy_hidden["kernel"] + policy_hidden["bias"], 0),
+      rtol=1e-4, atol=1e-5)
 
 
 def test_activations_in_forward_order():
@@ -321,6 +367,8 @@ def test_masking_never_nan_and_illegal_actions_get_no_probability():
     ("policy_head", dict(policy_head="attention")),
     ("policy_head", dict(kind="mlp", policy_head="conv")),
     ("conv_impl", dict(conv_impl="fft")),
+    ("residual", dict(kind="resnet", residual=True)),
+    ("residual", dict(kind="mlp", residual=1)),
 ])
 def test_bad_config_raises_naming_the_field(field, kwargs):
   with pytest.raises(ValueError, match=f"NetConfig.{field}"):
@@ -404,10 +452,10 @@ def test_jit_apply_matches_eager():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["mlp", "resnet"])
-def test_overfits_a_fixed_batch(kind):
+@pytest.mark.parametrize("kind, residual", [("mlp", False), ("mlp", True), ("resnet", False)])
+def test_overfits_a_fixed_batch(kind, residual):
   (shape, num_actions), batch = C4, 16
-  apply, variables = build(small_config(kind), shape, num_actions)
+  apply, variables = build(small_config(kind, residual=residual), shape, num_actions)
   obs_key, policy_key, value_key = jax.random.split(jax.random.key(7), 3)
   obs = jax.random.bernoulli(obs_key, 0.4, (batch, *shape)).astype(jnp.float32)
   policy = jax.nn.one_hot(jax.random.randint(policy_key, (batch,), 0, num_actions), num_actions)

@@ -133,6 +133,9 @@ class Config:
       check=AT_LEAST_1)
   value_hidden: int = _NETWORK(
       _NET_DEFAULTS.value_hidden, "width of the value head's hidden layer", check=AT_LEAST_1)
+  residual: bool = _NETWORK(
+      _NET_DEFAULTS.residual, "mlp: each block two dense layers on a residual stream (pre-"
+      "LayerNorm), so the trunk has 2 * blocks + 1 hidden layers instead of blocks + 1")
   policy_head: str = _NETWORK(
       _NET_DEFAULTS.policy_head, "dense (flatten, then a dense layer) or conv (fully "
       "convolutional: the same parameters on every board size; needs a convolutional net)",

@@ -85,6 +85,8 @@ class NetConfig:
       shifted boards side by side, then one matrix product). Same parameters and outputs;
       "matmul" is meant for sweeps, where vmapping a convolution over per-run weights makes
       it a grouped one.
+    residual: MLP only: each block two dense layers on a pre-LayerNorm residual stream
+      (`mlp.py`), so the trunk has `2 * blocks + 1` hidden layers.
     reply_head: a second output of the policy head, the opponent's reply to the move (KataGo's
       auxiliary policy target), computed in training only and read with `reply_logits`.
   """
@@ -99,6 +101,7 @@ class NetConfig:
   policy_head: str = "dense"
   conv_impl: str = "xla"
   reply_head: bool = False
+  residual: bool = False
 
   def __post_init__(self):
     self.validate()
@@ -127,6 +130,11 @@ class NetConfig:
       raise ValueError(
           "NetConfig.policy_head: 'conv' needs a convolutional kind (resnet, se_resnet, cnn), "
           "not 'mlp'")
+    if not isinstance(self.residual, bool):
+      raise ValueError(f"NetConfig.residual: must be a bool, got {self.residual!r}")
+    if self.residual and self.kind != "mlp":
+      raise ValueError(
+          f"NetConfig.residual: only for an 'mlp' (a {self.kind!r} has its own blocks)")
     return self
 
   @property

@@ -120,6 +120,8 @@ def _network_text(config: Any) -> str:
   hidden = getattr(config, "hidden", None)
   if channels and blocks and "resnet" in net:
     return f"{label} {channels}x{blocks}"
+  if net == "mlp" and hidden and blocks and getattr(config, "residual", False):
+    return f"residual {label} {hidden}x{2 * blocks + 1}"  # the stem and two a block
   if net == "mlp" and hidden and blocks:
     return f"{label} {hidden}x{blocks + 1}"  # the stem's layer and one per block
   return label

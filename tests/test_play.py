@@ -340,14 +340,14 @@ def test_a_results_directory_gives_the_default_opponent(monkeypatch, tmp_path, t
 
 
 def test_the_repository_connect_four_default_is_its_strongest_agent(monkeypatch):
-  """results/connect_four_cpu makes 3.2% mistakes at 32 simulations on the strong-play set
+  """results/connect_four_cpu makes 2.6% mistakes at 32 simulations on the strong-play set
   (strength.json), the two ResNets 10.7% and 23.7%: it plays, and the line says so."""
   monkeypatch.chdir(REPO)
   if not (REPO / "results" / "connect_four_cpu" / "strength.json").exists():
     pytest.skip("results/ holds no measured Connect Four agents")
   assert play.find_checkpoint("connect_four").name == "connect_four_cpu"
   why = play.checkpoints.checkpoint_choice("connect_four")
-  assert "because it is the strongest measured (strength.json): 3.2% against 10.7%" in why
+  assert "because it is the strongest measured (strength.json): 2.6% against 10.7%" in why
 
 
 # -- The terminal, through standard input ---------------------------------------------------------

@@ -97,10 +97,15 @@ def plot_run(run_dir: str | Path, rows: Sequence[Mapping[str, Any]]) -> list[Pat
 
   scored = [r for r in rows if any(k.startswith("solver/") for k in r)]
   if scored:  # Mistakes against perfect play (solver_every), over training minutes.
-    curve = [{"minutes": r["seconds"] / 60, "positions": r["positions"],
-              **{k.removeprefix("solver/"): v for k, v in r.items() if k.startswith("solver/")}}
-             for r in scored]
-    out.append(plot_curves({run_dir.name: curve}, run_dir / layout.MISTAKES_PLOT))
+    def curve(prefix: str) -> list[dict[str, Any]]:
+      return [{"minutes": r["seconds"] / 60, "positions": r["positions"],
+               **{k.removeprefix(prefix): v for k, v in r.items() if k.startswith(prefix)}}
+              for r in scored]
+    curves = {run_dir.name: curve("solver/")}
+    if any(k.startswith("solver_trained/") for k in scored[-1]):  # With ema_decay.
+      curves = {f"{run_dir.name} (averaged)": curves[run_dir.name],
+                f"{run_dir.name} (trained)": curve("solver_trained/")}
+    out.append(plot_curves(curves, run_dir / layout.MISTAKES_PLOT))
   return out
 
 

@@ -38,6 +38,9 @@ class TrainState:
   batch_stats: Any  # BatchNorm running statistics ({} for networks without BatchNorm)
   best_params: Any  # with gating: the network self-play uses; else {}
   best_batch_stats: Any
+  # With `ema_decay`: the moving average of `params` (`ema_update`), which is the run's network
+  # (`checkpoint.model_variables`: what is saved, scored and played); else {}.
+  ema_params: Any
   opt_state: Any
   selfplay: selfplay.SelfPlayState
   key: chex.Array  # raw uint32 PRNG key (saved in checkpoints as a plain array)
@@ -132,6 +135,18 @@ def weighted_mean(x: chex.Array, weight: chex.Array) -> chex.Array:
   """The mean of `x [b]` over the rows where `weight [b]` (bool or 0/1) is set; 0 if none."""
   weight = weight.astype(x.dtype)
   return jnp.sum(weight * x) / jnp.maximum(jnp.sum(weight), 1.0)
+
+
+def ema_update(average: Any, params: Any, decay: float, count: chex.Array) -> Any:
+  """The moving average after one more update: `d * average + (1 - d) * params`, leaf by leaf.
+
+  The decay is warmed up, `d = min(decay, (1 + count) / (10 + count))` after `count` earlier
+  updates (as TensorFlow's `ExponentialMovingAverage` with `num_updates`), so that the
+  average forgets the untrained initial network in a few updates rather than in `1 / (1 - decay)`.
+  """
+  count = jnp.asarray(count, jnp.float32)
+  d = jnp.minimum(decay, (1.0 + count) / (10.0 + count))
+  return jax.tree.map(lambda a, p: (d * a + (1.0 - d) * p).astype(a.dtype), average, params)
 
 
 def l2_penalty(params: Any) -> chex.Array:
@@ -258,13 +273,21 @@ class Trainer:
 
   @staticmethod
   def variables(state: TrainState) -> dict:
-    """The network's variables: `{"params"}` plus `{"batch_stats"}` for BatchNorm networks."""
+    """The network's variables: `{"params"}` plus `{"batch_stats"}` for BatchNorm networks
+    (with `ema_decay`, the averaged parameters)."""
     return checkpoint.model_variables(state)
 
+  @staticmethod
+  def trained_variables(state: TrainState) -> dict:
+    """The variables as SGD left them (the same as `variables` without `ema_decay`)."""
+    return checkpoint.model_variables(state.replace(ema_params={}))
+
   def selfplay_variables(self, state: TrainState) -> dict:
-    """The network self-play uses: the best one with gating, else the current one."""
+    """The network self-play uses: the best one with gating, else the trained one. (Not the
+    average of `ema_decay`: self-play's data should follow the newest policy, and the
+    average then changes no data, so a run's games are the same with it or without.)"""
     if not self.config.gating:
-      return self.variables(state)
+      return self.trained_variables(state)
     return checkpoint.model_variables(
         state.replace(params=state.best_params, batch_stats=state.best_batch_stats))
 
@@ -288,6 +311,7 @@ class Trainer:
         batch_stats=batch_stats,
         best_params=best[0],
         best_batch_stats=best[1],
+        ema_params=jax.tree.map(jnp.copy, params) if self.config.ema_decay else {},
         opt_state=self.optimizer.init(params),
         selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
                                games_key, self.config.opening_moves,
@@ -445,9 +469,15 @@ class Trainer:
     buffer = state.selfplay.buffer if config.overlap_sgd else sp.buffer
     params, batch_stats, opt_state, metrics, ready = self.train_on(
         buffer, state, sgd_key, augment_key, hyper)
+    ema_params = state.ema_params
+    if config.ema_decay:  # Updated once an iteration, counting the iterations that trained.
+      averaged = ema_update(ema_params, params, config.ema_decay,
+                            state.sgd_steps // max(config.sgd_steps, 1))
+      ema_params = jax.tree.map(lambda n, o: jnp.where(ready, n, o), averaged, ema_params)
 
     new_state = state.replace(
-        params=params, batch_stats=batch_stats, opt_state=opt_state, selfplay=sp, key=key,
+        params=params, batch_stats=batch_stats, ema_params=ema_params, opt_state=opt_state,
+        selfplay=sp, key=key,
         iteration=state.iteration + 1,
         sgd_steps=state.sgd_steps + jnp.where(ready, config.sgd_steps, 0),
         positions=state.positions + stats.moves,

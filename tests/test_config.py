@@ -137,6 +137,14 @@ def test_a_learning_rate_floor_needs_the_cosine_schedule():
   Config(lr_floor=0.1, lr_schedule="cosine").validate()
 
 
+def test_an_averaged_network_cannot_be_gated():
+  with pytest.raises(ValueError, match="ema_decay=0.99: cannot average the network of a gated"):
+    Config(ema_decay=0.99, gating=True).validate()
+  Config(ema_decay=0.99).validate()
+  with pytest.raises(ValueError, match="ema_decay=1.0: must be in \\[0, 1\\)"):
+    Config(ema_decay=1.0).validate()
+
+
 # -- A game's options ------------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 
+import jax
 import numpy as np
 import pytest
 import tiny
@@ -11,6 +12,7 @@ from azjax import files
 from azjax.cli import efficiency
 from azjax.evaluate import curves
 from azjax.evaluate.evaluators import SolverEvaluator
+from azjax.runs import checkpoint
 from azjax.runs.driver import train_and_evaluate
 from azjax.solver import benchmark as solver_benchmark
 from azjax.train import Trainer
@@ -62,6 +64,25 @@ def test_solver_every_scores_training(tmp_path):
   assert all(0 <= r["solver/search4/mistake_rate"] <= 1 for r in rows if r["iteration"] in scored)
   assert (tmp_path / "run" / "mistakes.png").exists()
   assert "policy mistakes vs perfect play" in summary.final_eval
+
+
+@pytest.mark.slow
+def test_solver_every_scores_the_average_and_the_trained_network(tmp_path):
+  """With ema_decay the run's network is the average: solver_every scores it and, beside it
+  under "solver_trained/", the parameters SGD left; model/ holds the average."""
+  config = dataclasses.replace(TINY, iterations=3, solver_every=3, eval_simulations=4,
+                               ema_decay=0.9)
+  train_and_evaluate(config, tmp_path / "run", progress=False)
+  rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text()
+          .splitlines()]
+  last = rows[-1]
+  assert last["iteration"] == 3
+  assert {"solver/policy/mistake_rate", "solver_trained/policy/mistake_rate",
+          "solver_trained/search4/mistake_rate"} <= set(last)
+  trainer = Trainer.create(config)
+  state, _ = checkpoint.restore(checkpoint.manager(tmp_path / "run"), trainer.init())
+  model = checkpoint.load_model(tmp_path / "run", Trainer.variables(state))
+  jax.tree.map(np.testing.assert_array_equal, model["params"], state.ema_params)
 
 
 def test_solver_every_needs_a_benchmark(tmp_path):

@@ -48,6 +48,39 @@ def test_a_loop_under_vmap_gives_what_vmap_gives():
   assert np.array_equal(looped["rows"], [[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]])
 
 
+def test_ema_update_hand_computed():
+  """d = min(decay, (1 + n) / (10 + n)): 0.1 after no updates, the decay itself later."""
+  average, params = {"w": jnp.array([1.0, 3.0])}, {"w": jnp.array([0.0, 1.0])}
+  first = train.ema_update(average, params, 0.999, 0)
+  np.testing.assert_allclose(first["w"], [0.1, 0.1 * 3.0 + 0.9 * 1.0], rtol=1e-6)
+  late = train.ema_update(average, params, 0.5, 90)  # (1 + 90) / (10 + 90) = 0.91 > 0.5
+  np.testing.assert_allclose(late["w"], [0.5, 2.0], rtol=1e-6)
+
+
+@pytest.mark.slow  # Compiles the iteration with the average.
+def test_ema_averages_the_network_without_changing_training(trainer, iteration):
+  """With ema_decay, SGD and self-play are the run's without it (the same trained parameters,
+  up to the rounding of a program XLA fuses differently), and the run's network is the
+  average, which lags the trained parameters."""
+  averaged = train.Trainer.create(dataclasses.replace(TINY, ema_decay=0.9))
+  step = jax.jit(averaged.iteration)
+  plain_state, ema_state = trainer.init(), averaged.init()
+  assert plain_state.ema_params == {}
+  for _ in range(5):
+    plain_state, _ = iteration(plain_state)
+    ema_state, metrics = step(ema_state)
+  assert bool(metrics["trained"])
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-8),
+               ema_state.params, plain_state.params)
+  network = train.Trainer.variables(ema_state)["params"]
+  jax.tree.map(np.testing.assert_array_equal, network, ema_state.ema_params)
+  jax.tree.map(np.testing.assert_array_equal,
+               train.Trainer.trained_variables(ema_state)["params"], ema_state.params)
+  gap = jax.tree.leaves(jax.tree.map(lambda a, p: float(jnp.abs(a - p).max()), network,
+                                     ema_state.params))
+  assert max(gap) > 0
+
+
 def test_l2_penalty_counts_kernels_only():
   params = {"Dense_0": {"kernel": jnp.array([[1.0, 2.0]]), "bias": jnp.array([5.0])},
             "BatchNorm_0": {"scale": jnp.array([3.0])}}

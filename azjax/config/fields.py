@@ -217,6 +217,11 @@ class Config:
                                   check=AT_LEAST_0, traced=True)
   max_grad_norm: float = _TRAINING(1.0, "clip gradients to this global norm; 0 disables it",
                                    check=AT_LEAST_0, traced=True)
+  ema_decay: float = _TRAINING(
+      0.0, "the run's network is an exponential moving average of the trained parameters, "
+      "updated after each iteration's SGD with this decay (warmed up: azjax.train.ema_update); "
+      "SGD and self-play go on with the trained parameters; 0 = the trained parameters "
+      "themselves", check=BELOW_1)
 
   gating: bool = _GATING(False, "self-play with the best network so far, which a trained one "
                          "replaces only by winning a gating match")
@@ -392,6 +397,9 @@ class Config:
          "late_simulations", f"must be above cheap_simulations={self.cheap_simulations}")
     need(self.lr_floor == 0 or self.lr_schedule == "cosine", "lr_floor",
          f"is where the cosine schedule ends; lr_schedule={self.lr_schedule!r} has none")
+    need(not (self.ema_decay and self.gating), "ema_decay",
+         "cannot average the network of a gated run (gating keeps the best trained network "
+         "instead); set gating=false or ema_decay=0")
     # The network's and the search's own checks name their settings ("kind", "algorithm").
     self.net_config().validate()
     self.search_config().validate()

@@ -45,8 +45,11 @@ def manager(run_dir: str | os.PathLike, max_to_keep: int | None = 3) -> ocp.Chec
 
 
 def model_variables(state: Any) -> dict:
-  """`{"params": ...}` plus `{"batch_stats": ...}` for networks with BatchNorm."""
-  variables = {"params": state.params}
+  """`{"params": ...}` plus `{"batch_stats": ...}` for networks with BatchNorm: the run's
+  network, whose parameters are the moving average where the state keeps one (`ema_params`,
+  `Config.ema_decay`; BatchNorm statistics are the trained network's either way)."""
+  averaged = getattr(state, "ema_params", {})
+  variables = {"params": averaged if averaged else state.params}
   if state.batch_stats:
     variables["batch_stats"] = state.batch_stats
   return variables

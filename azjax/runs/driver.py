@@ -96,8 +96,10 @@ def _warm_start(trainer: Trainer, state, source: str | Path):
   params = variables["params"]
   batch_stats = variables.get("batch_stats", {})
   best = jax.tree.map(jnp.copy, (params, batch_stats)) if trainer.config.gating else ({}, {})
+  ema = jax.tree.map(jnp.copy, params) if trainer.config.ema_decay else {}
   return state.replace(params=params, batch_stats=batch_stats, best_params=best[0],
-                       best_batch_stats=best[1], opt_state=trainer.optimizer.init(params))
+                       best_batch_stats=best[1], ema_params=ema,
+                       opt_state=trainer.optimizer.init(params))
 
 
 def learning(trainer: Trainer, solver: SolverEvaluator | None = None) -> loop.Learning:
@@ -123,7 +125,8 @@ def learning(trainer: Trainer, solver: SolverEvaluator | None = None) -> loop.Le
 
   return loop.Learning(settings=config, variables=Trainer.variables, counters=counters,
                        evaluate=evaluate, solver=score if solver is not None else None,
-                       schedules=schedules(config))
+                       trained_variables=Trainer.trained_variables if config.ema_decay
+                       else None, schedules=schedules(config))
 
 
 def schedules(config: Config) -> bool:

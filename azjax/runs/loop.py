@@ -330,6 +330,9 @@ class Learning:
   evaluate: Callable[[Any, jax.Array], dict[str, Any]] | None = None
   # (variables, key) -> `{column: value}` on the solver benchmark, every `solver_every`.
   solver: Callable[[Any, jax.Array], dict[str, float]] | None = None
+  # state -> the network as SGD left it, where `variables` is an average of it (an AlphaZero
+  # run's `ema_decay`): scored beside it on the solver benchmark, as columns "solver_trained/...".
+  trained_variables: Callable[[Any], Any] | None = None
   # state -> what a checkpoint keeps (default: all of it).
   checkpointed: Callable[[Any], Any] | None = None
   # Whether a schedule spans `iterations` (a cosine learning rate): then the loop advises an
@@ -448,7 +451,12 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
   def solver_columns(i: int) -> dict[str, float]:
     # The same key every time: the curve's changes come from the network alone.
     runs[i].solver = learning.solver(variables(i), jax.random.PRNGKey(0))
-    return runs[i].solver
+    if learning.trained_variables is None:
+      return runs[i].solver
+    trained = learning.trained_variables(run_state(i))
+    trained = learning.solver(to_host(trained) if stacked else trained, jax.random.PRNGKey(0))
+    return {**runs[i].solver, **{k.replace("solver/", "solver_trained/", 1): v
+                                 for k, v in trained.items()}}
 
   def save(i: int, it: int) -> None:
     """A resumable checkpoint plus a small snapshot of the network in `models/<it>`."""

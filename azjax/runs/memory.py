@@ -62,7 +62,7 @@ def estimate_memory(trainer: Trainer) -> MemoryEstimate:
   config = trainer.config
   state = jax.eval_shape(trainer.init_state, 0)
   replicated = _nbytes((state.params, state.batch_stats, state.best_params,
-                        state.best_batch_stats, state.opt_state))
+                        state.best_batch_stats, state.ema_params, state.opt_state))
   replay = _nbytes(state.selfplay)
   batch = config.selfplay_batch
   game_bytes = _nbytes(state.selfplay.games) // batch

@@ -54,31 +54,20 @@ def test_solver_curve_of_every_snapshot(tmp_path):
 @pytest.mark.slow
 def test_solver_every_scores_training(tmp_path):
   """With solver_every, the run logs its mistakes against perfect play at iteration 0, every
-  solver_every iterations and at the end, and plots them."""
-  config = dataclasses.replace(TINY, iterations=3, solver_every=2, eval_simulations=4)
+  solver_every iterations and at the end, and plots them. With ema_decay (one run tests both,
+  for the compile time) the run's network is the average: it is what is scored as "solver/"
+  and kept in model/, and the parameters SGD left are scored beside it as "solver_trained/"."""
+  config = dataclasses.replace(TINY, iterations=3, solver_every=2, eval_simulations=4,
+                               ema_decay=0.9)
   summary = train_and_evaluate(config, tmp_path / "run", progress=False)
   metrics = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
   rows = [json.loads(line) for line in metrics]
   scored = [r["iteration"] for r in rows if "solver/policy/mistake_rate" in r]
   assert scored == [0, 2, 3]
-  assert all(0 <= r["solver/search4/mistake_rate"] <= 1 for r in rows if r["iteration"] in scored)
+  assert all(0 <= r[f"{prefix}/search4/mistake_rate"] <= 1 for r in rows
+             if r["iteration"] in scored for prefix in ("solver", "solver_trained"))
   assert (tmp_path / "run" / "mistakes.png").exists()
   assert "policy mistakes vs perfect play" in summary.final_eval
-
-
-@pytest.mark.slow
-def test_solver_every_scores_the_average_and_the_trained_network(tmp_path):
-  """With ema_decay the run's network is the average: solver_every scores it and, beside it
-  under "solver_trained/", the parameters SGD left; model/ holds the average."""
-  config = dataclasses.replace(TINY, iterations=3, solver_every=3, eval_simulations=4,
-                               ema_decay=0.9)
-  train_and_evaluate(config, tmp_path / "run", progress=False)
-  rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text()
-          .splitlines()]
-  last = rows[-1]
-  assert last["iteration"] == 3
-  assert {"solver/policy/mistake_rate", "solver_trained/policy/mistake_rate",
-          "solver_trained/search4/mistake_rate"} <= set(last)
   trainer = Trainer.create(config)
   state, _ = checkpoint.restore(checkpoint.manager(tmp_path / "run"), trainer.init())
   model = checkpoint.load_model(tmp_path / "run", Trainer.variables(state))

@@ -297,6 +297,15 @@ class Trainer:
     state = self.init_state(self.config.seed if seed is None else seed)
     return self.place(state)
 
+  def network_fields(self, params: Any, batch_stats: Any) -> dict:
+    """The state's fields of a network that starts a run (fresh or warm-started): `params` and
+    `batch_stats`, the gating network and the average (`ema_decay`) as copies of them, or {}."""
+    # Copies, not the same buffers: the iteration donates its whole state.
+    best = jax.tree.map(jnp.copy, (params, batch_stats)) if self.config.gating else ({}, {})
+    return dict(params=params, batch_stats=batch_stats, best_params=best[0],
+                best_batch_stats=best[1],
+                ema_params=jax.tree.map(jnp.copy, params) if self.config.ema_decay else {})
+
   def init_state(self, seed: int | chex.Array) -> TrainState:
     """A fresh state, pure in `seed` (an int or a traced `[]` int32, so it can be vmapped)."""
     key = jax.random.PRNGKey(seed)
@@ -304,14 +313,8 @@ class Trainer:
     variables = nets.init_variables(self.model, net_key, self.game.observation_shape)
     params = variables["params"]
     batch_stats = variables.get("batch_stats", {})
-    # Copies, not the same buffers: the iteration donates its whole state.
-    best = jax.tree.map(jnp.copy, (params, batch_stats)) if self.config.gating else ({}, {})
     return TrainState(
-        params=params,
-        batch_stats=batch_stats,
-        best_params=best[0],
-        best_batch_stats=best[1],
-        ema_params=jax.tree.map(jnp.copy, params) if self.config.ema_decay else {},
+        **self.network_fields(params, batch_stats),
         opt_state=self.optimizer.init(params),
         selfplay=selfplay.init(self.game, self.config.selfplay_batch, self.config.buffer_size,
                                games_key, self.config.opening_moves,

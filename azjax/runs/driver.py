@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 
 from azjax import sharding
 from azjax.config import Config
@@ -94,11 +93,7 @@ def _warm_start(trainer: Trainer, state, source: str | Path):
   _check_warm_start(trainer.config, source)
   variables = checkpoint.load_model(source, Trainer.variables(state))
   params = variables["params"]
-  batch_stats = variables.get("batch_stats", {})
-  best = jax.tree.map(jnp.copy, (params, batch_stats)) if trainer.config.gating else ({}, {})
-  ema = jax.tree.map(jnp.copy, params) if trainer.config.ema_decay else {}
-  return state.replace(params=params, batch_stats=batch_stats, best_params=best[0],
-                       best_batch_stats=best[1], ema_params=ema,
+  return state.replace(**trainer.network_fields(params, variables.get("batch_stats", {})),
                        opt_state=trainer.optimizer.init(params))
 
 

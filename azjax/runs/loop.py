@@ -437,9 +437,11 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
   def run_state(i: int):
     return unstack_state(state, i) if stacked else state
 
-  def variables(i: int):
+  def variables(i: int, of: Callable[[Any], Any] | None = None):
+    """Run `i`'s network (`of` its state: default `learning.variables`)."""
+    of = of or learning.variables
     # On the host first for a group: a slice of a state spread over devices lives on some only.
-    return to_host(learning.variables(run_state(i))) if stacked else learning.variables(state)
+    return to_host(of(run_state(i))) if stacked else of(state)
 
   def live() -> list[int]:
     return [i for i, r in enumerate(runs) if r.diverged_at is None]
@@ -453,8 +455,7 @@ def train(step: Callable, state: Any, runs: Sequence[RunOutput], learning: Learn
     runs[i].solver = learning.solver(variables(i), jax.random.PRNGKey(0))
     if learning.trained_variables is None:
       return runs[i].solver
-    trained = learning.trained_variables(run_state(i))
-    trained = learning.solver(to_host(trained) if stacked else trained, jax.random.PRNGKey(0))
+    trained = learning.solver(variables(i, learning.trained_variables), jax.random.PRNGKey(0))
     return {**runs[i].solver, **{k.replace("solver/", "solver_trained/", 1): v
                                  for k, v in trained.items()}}
 

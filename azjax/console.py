@@ -108,9 +108,12 @@ def echo(bar: Any, text: str) -> None:
 
 def raise_interrupt(signum: int, frame: Any) -> None:
   """Ctrl-C's handler while a command runs: Python's default (raises KeyboardInterrupt), except
-  where Python would print the exception as "Exception ignored" and drop it, losing the Ctrl-C:
-  inside a garbage-collection callback (JAX registers one, and a long command spends moments in
-  it) or a `__del__`. There the signal is sent again a moment later, once that code has returned."""
+  where the exception would not reach the command as a KeyboardInterrupt: inside a
+  garbage-collection callback (JAX registers one, and a long command spends moments in it) or a
+  `__del__`, where Python prints it as "Exception ignored" and drops it, and inside JAX's scalar
+  types (`jnp.float32`), which NumPy >= 2.4 calls from C while it reads a dtype
+  (`np.dtype(jnp.float32)`, behind every `.astype`) and turns an exception there into a
+  SystemError. There the signal is sent again a moment later, once that code has returned."""
   del signum
   if _in_dropping_code(frame):
     threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
@@ -119,11 +122,15 @@ def raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def _in_dropping_code(frame: Any) -> bool:
-  """Whether `frame` (the frame a signal interrupted) runs inside code whose exceptions Python
-  drops: a `gc.callbacks` function or a `__del__` method, at any depth."""
+  """Whether `frame` (the frame a signal interrupted) runs inside code whose exceptions are
+  dropped or mangled by its caller: a `gc.callbacks` function, a `__del__` method or a method
+  of JAX's scalar types, at any depth."""
   callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks}
+  # Only loaded with JAX; looked up, not imported, so the console stays free of JAX.
+  scalar_types = getattr(sys.modules.get("jax._src.numpy.scalar_types"), "__file__", None)
   while frame is not None:
-    if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+    code = frame.f_code
+    if code in callbacks or code.co_name == "__del__" or code.co_filename == scalar_types:
       return True
     frame = frame.f_back
   return False
@@ -271,6 +278,13 @@ def command(main: Callable[..., Any]) -> Callable[..., Any]:
     try:
       return main(*args, **kwargs)
     except KeyboardInterrupt:
+      interrupted("stopped")
+      sys.exit(INTERRUPTED)
+    except SystemError as err:
+      # A Ctrl-C that C code calling back into Python turned into a SystemError (the cases
+      # `raise_interrupt` knows are sent again; this is for those it does not know).
+      if not isinstance(err.__cause__, KeyboardInterrupt):
+        raise
       interrupted("stopped")
       sys.exit(INTERRUPTED)
     except MissingExtra as err:

@@ -302,6 +302,27 @@ def test_a_command_gives_back_the_ctrl_c_handler_it_found(capsys):
   assert "interrupted: stopped" in capsys.readouterr().err
 
 
+def test_a_ctrl_c_that_c_code_turned_into_a_system_error_still_stops(capsys):
+  """A KeyboardInterrupt that C code calling back into Python mangled into a SystemError (its
+  cause) ends the command as a Ctrl-C does; any other SystemError stays one."""
+  def mangled(cause):
+    @console.command
+    def run():
+      try:
+        raise cause
+      except BaseException as err:
+        raise SystemError("returned a result with an exception set") from err
+    return run
+
+  with pytest.raises(SystemExit) as exc:
+    mangled(KeyboardInterrupt())()
+  assert exc.value.code == console.INTERRUPTED
+  assert "interrupted: stopped" in capsys.readouterr().err
+  with pytest.raises(SystemError):
+    mangled(ValueError())()
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_ctrl_c_inside_a_gc_callback_is_sent_again():
   """Python drops an exception raised in a garbage-collection callback (JAX has one): there
   `raise_interrupt` does not raise but sends Ctrl-C again once the callback has returned;
@@ -332,6 +353,28 @@ def test_a_ctrl_c_inside_a_gc_callback_is_sent_again():
   assert outcomes == ["held"] and arrived == [signal.SIGINT]
   with pytest.raises(KeyboardInterrupt):
     console.raise_interrupt(signal.SIGINT, sys._getframe())
+
+
+def test_a_ctrl_c_inside_jax_scalar_types_is_sent_again():
+  """NumPy >= 2.4 calls JAX's scalar types from C as it reads a dtype (every `.astype`) and
+  turns a KeyboardInterrupt raised there into a SystemError (CI saw it in `export`): a Ctrl-C
+  landing in their methods is sent again, like one in a gc callback. The frame is a real one,
+  `_ScalarMeta.__eq__`'s, caught through the reflected comparison it makes."""
+  import jax.numpy as jnp  # noqa: PLC0415
+
+  frames = []
+
+  class Catch:
+    def __eq__(self, other):
+      frames.append(sys._getframe().f_back)
+      return False
+
+    __hash__ = object.__hash__
+
+  assert not (jnp.float32 == Catch())
+  assert frames and frames[0].f_code.co_name == "__eq__"
+  assert console._in_dropping_code(frames[0])
+  assert not console._in_dropping_code(sys._getframe())
 
 
 def test_progress_is_quiet_in_a_pipe():

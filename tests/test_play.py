@@ -805,3 +805,41 @@ def test_find_checkpoint_prefers_the_strongest_measured_run(tmp_path):
           "mistakes against perfect play (search32)") in why
   assert [c[0] for c in play.checkpoints._candidates("breakthrough", None, None, [tmp_path])] \
       == [strong, weak, short]
+
+
+def test_strength_keeps_every_basis_and_ranks_on_the_one_runs_share(tmp_path):
+  """A run scored on a second position set keeps the first set's rate (`earlier`), so runs
+  scored last on different sets are still compared, on a set they all have; scoring a set again
+  replaces its rate; a file of one measurement (before `earlier`) still reads."""
+  from azjax.evaluate import strength
+
+  def measured(run, basis, policy):
+    results = {"policy": {"all": {"mistake_rate": policy, "decisive": 469}}}
+    strength.write(run, strength.from_solver(results, basis, "cmd"))
+
+  a, b, c = (tmp_path / name for name in "abc")
+  measured(a, "standard.npz", 0.03)
+  measured(a, "strong.npz", 0.06)
+  measured(b, "strong.npz", 0.05)
+  measured(b, "standard.npz", 0.02)
+  measured(c, "strong.npz", 0.10)
+  assert strength.read(a).basis == "strong.npz" and strength.read(b).basis == "standard.npz"
+  assert [s.basis for s in strength.read_all(a)] == ["strong.npz", "standard.npz"]
+  ranking = strength.rank([a, b, c])  # All three have strong.npz; only a and b standard.npz.
+  assert ranking.order == (b, a, c) and ranking.strengths[b].basis == "strong.npz"
+  assert ranking.text(b) == "5.0% mistakes against perfect play (policy)"
+  measured(b, "strong.npz", 0.07)  # Scored again: replaced, and now the latest.
+  assert [(s.basis, s.value) for s in strength.read_all(b)] == [
+      ("strong.npz", 0.07), ("standard.npz", 0.02)]
+  assert strength.rank([a, b, c]).order == (a, b, c)
+  # Where as many runs share two bases, the one more of them were scored on last wins (here
+  # not the larger name, which breaks a tie of both counts).
+  measured(a, "standard.npz", 0.03)
+  measured(b, "standard.npz", 0.02)
+  assert strength.rank([a, b]).order == (b, a)
+  assert strength.rank([a, b]).strengths[a].basis == "standard.npz"
+  old = json.loads((c / strength.FILE).read_text())
+  assert "earlier" not in old
+  assert strength.read_all(c) == (strength.Strength(**old),)
+  (c / strength.FILE).write_text("[1, 2]")
+  assert strength.read_all(c) == () and strength.read(c) is None

@@ -23,8 +23,9 @@ positions (`--positions strong`: positions strong play reaches, `azjax.solver.st
 table goes to eval.md as in the other modes; `--solver-out FILE.md` also writes it alone with
 its command, and the metrics as `FILE.json` beside it. A finished benchmark of the final network
 also writes `<checkpoint>/strength.json` (`azjax.evaluate.strength`: the mistake rate of the
-search with the most simulations, and how it was measured), by which `azjax play` picks the
-strongest agent of a game; `--pool` writes each run's Elo there.
+search with the most simulations, and how it was measured; a run scored on several position
+sets keeps one entry for each), by which `azjax play` picks the strongest agent of a game;
+`--pool` writes each run's Elo there.
 `--opponents solver` plays the perfect solver itself (random among the moves that keep its
 result for its first two moves).
 

@@ -15,7 +15,13 @@ Two measures write it:
      "players": {"policy": 0.0364, "search32": 0.0202, "search128": 0.0121},
      "basis": "results/solver_benchmark/connect_four.npz", "positions": 495,
      "how": "mistakes against perfect play on 495 decisive positions of ...",
-     "command": "azjax evaluate --checkpoint results/connect_four_cpu --solver ..."}
+     "command": "azjax evaluate --checkpoint results/connect_four_cpu --solver ...",
+     "earlier": [{"measure": "solver_mistake_rate", ..., "basis": "azjax/data/...strong.npz"}]}
+
+The top level is the latest measurement; `earlier` keeps the latest of every other (measure,
+basis), so scoring a run on a second position set or in a second pool loses nothing, and runs
+are compared on a basis they all have even when each was scored last on a different one. A file
+without `earlier` (written before session 80) is one measurement.
 """
 
 from __future__ import annotations
@@ -120,10 +126,16 @@ def _simulations(player: str) -> int:
 
 
 def write(run_dir: str | Path, strength: Strength) -> Path:
-  """Writes `run_dir/strength.json` (atomically)."""
+  """Writes `strength` as `run_dir/strength.json`'s latest measurement (atomically), keeping
+  the run's measurements of other (measure, basis) under `earlier`; one of the same (measure,
+  basis) is replaced."""
   path = Path(run_dir) / FILE
   path.parent.mkdir(parents=True, exist_ok=True)
-  files.write_atomic(path, json.dumps(dataclasses.asdict(strength), indent=1) + "\n")
+  kept = [s for s in read_all(run_dir) if _key(s) != _key(strength)]
+  data = dataclasses.asdict(strength)
+  if kept:
+    data["earlier"] = [dataclasses.asdict(s) for s in kept]
+  files.write_atomic(path, json.dumps(data, indent=1) + "\n")
   return path
 
 
@@ -139,13 +151,35 @@ def write_measured(run_dir: str | Path, strength: Strength, *,
 
 
 def read(run_dir: str | Path) -> Strength | None:
-  """`run_dir/strength.json`, or None when there is none or it cannot be read."""
-  path = Path(run_dir) / FILE
+  """The latest measurement in `run_dir/strength.json`, or None when there is none or the file
+  cannot be read."""
+  measurements = read_all(run_dir)
+  return measurements[0] if measurements else None
+
+
+def read_all(run_dir: str | Path) -> tuple[Strength, ...]:
+  """Every measurement in `run_dir/strength.json`, the latest first, one per (measure, basis);
+  empty when there is no file or it cannot be read (an entry that cannot is skipped)."""
   try:
-    data = json.loads(path.read_text())
-    return Strength(**{f.name: data[f.name] for f in dataclasses.fields(Strength)})
-  except (OSError, ValueError, KeyError, TypeError):
-    return None
+    data = json.loads((Path(run_dir) / FILE).read_text())
+  except (OSError, ValueError):
+    return ()
+  if not isinstance(data, dict):
+    return ()
+  earlier = data.get("earlier", [])
+  entries = [data] + (earlier if isinstance(earlier, list) else [])
+  out = []
+  for entry in entries:
+    try:
+      out.append(Strength(**{f.name: entry[f.name] for f in dataclasses.fields(Strength)}))
+    except (KeyError, TypeError):
+      continue
+  return tuple(out)
+
+
+def _key(strength: Strength) -> tuple[str, str]:
+  """What makes two measurements comparable (and one replace the other): (measure, basis)."""
+  return strength.measure, strength.basis
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,19 +206,23 @@ class Ranking:
 
 
 def rank(runs: Sequence[Path | Any]) -> Ranking:
-  """The runs with a `strength.json` of the most common (measure, basis), best first, compared
-  on the player they all have with the most simulations (the raw policy at least)."""
-  measured = {Path(r): s for r in runs if (s := read(r)) is not None}
-  if not measured:
+  """The runs measured on the (measure, basis) most of them share, best first, compared on the
+  player they all have with the most simulations (the raw policy at least). Among bases shared
+  by as many runs, the one more of the runs were measured on last wins."""
+  groups: dict[tuple[str, str], dict[Path, Strength]] = {}
+  latest: dict[tuple[str, str], int] = {}
+  for run in map(Path, runs):
+    for i, s in enumerate(read_all(run)):
+      groups.setdefault(_key(s), {})[run] = s
+      latest[_key(s)] = latest.get(_key(s), 0) + (i == 0)
+  if not groups:
     return Ranking((), {}, None)
-  groups: dict[tuple[str, str], list[Path]] = {}
-  for run, s in measured.items():
-    groups.setdefault((s.measure, s.basis), []).append(run)
-  group = max(groups.values(), key=len)
-  shared = set.intersection(*(set(measured[r].players) for r in group))
+  basis = max(groups, key=lambda k: (len(groups[k]), latest[k], k))
+  measured = groups[basis]
+  shared = set.intersection(*(set(s.players) for s in measured.values()))
   if not shared:
     return Ranking((), measured, None)
   key = max(shared, key=_simulations)
-  sign = 1.0 if measured[group[0]].better == "lower" else -1.0
-  order = tuple(sorted(group, key=lambda r: sign * measured[r].players[key]))
-  return Ranking(order, {r: measured[r] for r in group}, key)
+  sign = 1.0 if next(iter(measured.values())).better == "lower" else -1.0
+  order = tuple(sorted(measured, key=lambda r: sign * measured[r].players[key]))
+  return Ranking(order, measured, key)
